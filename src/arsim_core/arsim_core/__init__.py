@@ -1,0 +1,1 @@
+"""ROS-free core of arsim: configuration, dynamics, tracks, protocol and embedded backend."""

@@ -1,0 +1,48 @@
+"""The bridge's side of protocol v1: one REQ socket to a backend, every receive with a timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import zmq
+
+from arsim_core import protocol
+from arsim_core.errors import BackendUnavailable, ProtocolError
+
+
+class BackendClient:
+    """Request/reply link to the render/physics backend (embedded or Unity)."""
+
+    def __init__(self, address: str, timeout_s: float) -> None:
+        self.address = address
+        self.timeout_ms = int(timeout_s * 1000)
+        self._context = zmq.Context.instance()
+        self._socket = self._context.socket(zmq.REQ)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.connect(address)
+
+    def request(self, topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
+                arrays: Mapping[str, np.ndarray] | None = None,
+                timeout_ms: int | None = None) -> protocol.Message:
+        """Send one request and wait for its reply, which must echo the step and time."""
+        self._socket.send_multipart(protocol.encode(topic, step, time_ns, body, arrays),
+                                    copy=False)
+        wait = self.timeout_ms if timeout_ms is None else timeout_ms
+        if not self._socket.poll(wait):
+            msg = (f'backend at {self.address} did not answer {topic} of step {step} within '
+                   f'{wait / 1000:.1f} s; it has stopped or is not running')
+            raise BackendUnavailable(msg)
+        reply = protocol.decode(self._socket.recv_multipart(copy=False))
+        if reply.topic == protocol.ERROR:
+            msg = f'backend at {self.address} refused {topic}: {reply.header.get("error")}'
+            raise ProtocolError(msg)
+        if reply.step != step or reply.time_ns != time_ns:
+            msg = (f'backend answered step {reply.step} at {reply.time_ns} ns to {topic} of step '
+                   f'{step} at {time_ns} ns')
+            raise ProtocolError(msg)
+        return reply
+
+    def close(self) -> None:
+        self._socket.close()

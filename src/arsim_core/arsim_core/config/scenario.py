@@ -1,0 +1,138 @@
+"""Simulation settings: the scenario file that names the track, the cars and the topic map.
+
+``load_scenario`` resolves every reference (profiles, topic map, track) once at start-up, so a
+missing or malformed file stops the launch with one clear message instead of a crashing node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from arsim_core.config.fields import Section, load_yaml
+from arsim_core.config.profile import CarProfile, load_profile
+from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
+
+BACKEND_KINDS = ('embedded', 'unity', 'external')
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    kind: str
+    address: str
+    frames_address: str
+    executable: str
+    timeout_s: float
+    startup_timeout_s: float
+
+
+@dataclass(frozen=True)
+class TrackSettings:
+    name: str
+    map_resolution: float
+
+
+@dataclass(frozen=True)
+class CarSpec:
+    name: str
+    index: int
+    profile: CarProfile
+    names: CarNames
+    pose: tuple[float, float, float] | None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    source: str
+    resources: Path
+    frame_rate_hz: float
+    real_time_factor: float
+    backend: BackendSettings
+    track: TrackSettings
+    topic_map: TopicMap
+    cars: tuple[CarSpec, ...]
+
+    @property
+    def frame_period_ns(self) -> int:
+        return round(1e9 / self.frame_rate_hz)
+
+    def car(self, name: str) -> CarSpec:
+        return next(c for c in self.cars if c.name == name)
+
+
+def resolve(section: Section, key: str, default: str | None, kind_dir: Path) -> Path:
+    """A file reference: a path (relative to the settings file) or a name in ``kind_dir``."""
+    reference = section.string(key) if default is None else section.string(key, default)
+    if reference.endswith(('.yaml', '.yml')) or '/' in reference:
+        path = Path(reference)
+        path = path if path.is_absolute() else Path(section.source).parent / path
+        if not path.is_file():
+            section.fail(f'file {str(path)!r} does not exist', key)
+        return path
+    path = kind_dir / f'{reference}.yaml'
+    if not path.is_file():
+        known = sorted(p.stem for p in kind_dir.glob('*.yaml'))
+        section.fail(f'unknown name {reference!r}; expected one of {known} or a path to a '
+                     f'.yaml file', key)
+    return path
+
+
+def load_scenario(path: str | Path, resources: str | Path) -> Scenario:
+    """Load the settings file at ``path``; ``resources`` holds config/ and maps/."""
+    path, resources = Path(path), Path(resources)
+    root = Section(load_yaml(path), path)
+    root.reject_unknown({'description', 'simulation', 'backend', 'track', 'topic_map', 'cars'})
+    config_dir = resources / 'config'
+
+    sim = root.section('simulation')
+    sim.reject_unknown({'frame_rate_hz', 'real_time_factor'})
+    frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
+
+    backend = root.section('backend', {})
+    backend.reject_unknown({'kind', 'address', 'frames_address', 'executable', 'timeout_s',
+                            'startup_timeout_s'})
+    track = root.section('track')
+    track.reject_unknown({'name', 'map_resolution'})
+
+    topic_map = load_topic_map(resolve(root, 'topic_map', 'f1tenth_gym',
+                                       config_dir / 'topic_maps'))
+    cars = _load_cars(root, config_dir / 'cars', topic_map, frame_rate)
+    return Scenario(
+        source=str(path), resources=resources, frame_rate_hz=frame_rate,
+        real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
+        backend=BackendSettings(
+            kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
+            address=backend.string('address', 'tcp://127.0.0.1:5555'),
+            frames_address=backend.string('frames_address', 'tcp://127.0.0.1:5556'),
+            executable=backend.string('executable', ''),
+            timeout_s=backend.number('timeout_s', 5.0, minimum=0.1),
+            startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0)),
+        track=TrackSettings(name=track.string('name'),
+                            map_resolution=track.number('map_resolution', 0.05, minimum=0.001)),
+        topic_map=topic_map, cars=cars)
+
+
+def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
+               frame_rate: float) -> tuple[CarSpec, ...]:
+    entries = root.raw('cars')
+    if not isinstance(entries, list) or not entries:
+        root.fail('expected a non-empty list of cars', 'cars')
+    cars: list[CarSpec] = []
+    for index, entry in enumerate(entries):
+        car = Section(entry, root.source, f'cars[{index}]')
+        car.reject_unknown({'name', 'profile', 'pose'})
+        name = car.string('name')
+        if not name.isidentifier():
+            car.fail(f'expected a name of letters, digits and underscores, got {name!r}', 'name')
+        if any(c.name == name for c in cars):
+            car.fail(f'duplicate car name {name!r}', 'name')
+        profile = load_profile(resolve(car, 'profile', None, profiles_dir))
+        for sensor in profile.sensors:
+            if sensor.rate_hz > frame_rate:
+                msg = (f'rate_hz {sensor.rate_hz} of sensor {sensor.name!r} exceeds '
+                       f'simulation.frame_rate_hz {frame_rate}')
+                car.fail(msg, 'profile')
+        names = topic_map.car_names(name, index, tuple(s.name for s in profile.sensors))
+        pose = car.vector('pose', 3) if car.has('pose') else None
+        cars.append(CarSpec(name, index, profile, names, pose))
+    return tuple(cars)

@@ -6,12 +6,15 @@ missing or malformed file stops the launch with one clear message instead of a c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arsim_core.config.fields import Section, load_yaml
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
+from arsim_core.errors import ConfigError
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
 
@@ -77,10 +80,14 @@ def resolve(section: Section, key: str, default: str | None, kind_dir: Path) -> 
     return path
 
 
-def load_scenario(path: str | Path, resources: str | Path) -> Scenario:
-    """Load the settings file at ``path``; ``resources`` holds config/ and maps/."""
+def load_scenario(path: str | Path, resources: str | Path,
+                  overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Load the settings file at ``path``; ``resources`` holds config/ and maps/.
+
+    ``overrides`` (e.g. from launch arguments) replace keys of the file before it is checked.
+    """
     path, resources = Path(path), Path(resources)
-    root = Section(load_yaml(path), path)
+    root = Section(merge(load_yaml(path) or {}, overrides or {}), path)
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'topic_map', 'cars'})
     config_dir = resources / 'config'
 
@@ -112,6 +119,19 @@ def load_scenario(path: str | Path, resources: str | Path) -> Scenario:
         topic_map=topic_map, cars=cars)
 
 
+def merge(base: Any, overrides: Mapping[str, Any]) -> Any:
+    """``base`` with ``overrides`` applied recursively (mappings merge, other values replace)."""
+    if not isinstance(base, Mapping):
+        return base
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
                frame_rate: float) -> tuple[CarSpec, ...]:
     entries = root.raw('cars')
@@ -136,3 +156,14 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
         pose = car.vector('pose', 3) if car.has('pose') else None
         cars.append(CarSpec(name, index, profile, names, pose))
     return tuple(cars)
+
+
+def parse_overrides(text: str) -> dict[str, Any]:
+    """Overrides as passed between processes: a YAML mapping in one string ('' for none)."""
+    import yaml
+
+    data = yaml.safe_load(text) if text else {}
+    if not isinstance(data, dict):
+        msg = f'settings overrides must be a mapping, got {text!r}'
+        raise ConfigError(msg)
+    return data

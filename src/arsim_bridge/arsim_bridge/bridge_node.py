@@ -1,0 +1,204 @@
+"""The bridge: owns sim time, steps the simulation in lockstep and talks to the backend.
+
+Each frame it publishes /clock, waits until every car's dynamics node has published its state
+for that time, asks the backend to render the sensors that are due, and fans the frames out to
+the sensor republishers. Synchronous: as fast as possible, or paced to a real-time factor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import rclpy
+import zmq
+from arsim_msgs.msg import CarState, TrackGeometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+
+from arsim_bridge import qos
+from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time, yaw_of
+from arsim_bridge.frames import car_topic, encode_car_frame
+from arsim_core import protocol
+from arsim_core.backend.client import BackendClient
+from arsim_core.config.scenario import Scenario
+from arsim_core.errors import ArsimError
+
+STATUS_PERIOD_S = 10.0
+PING_PERIOD_S = 0.2
+
+
+class Bridge(Node):
+    """Holds the ROS side of the bridge; the stepping loop lives in ``Stepper``."""
+
+    def __init__(self) -> None:
+        super().__init__('bridge')
+        self.scenario: Scenario = declare_scenario(self)
+        self.track: TrackGeometry | None = None
+        self.states: dict[str, CarState] = {}
+        self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
+        self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
+        for car in self.scenario.cars:
+            self.create_subscription(CarState, car.names.state_topic, self.on_state, qos.STREAM)
+
+    def on_track(self, msg: TrackGeometry) -> None:
+        self.track = msg
+
+    def on_state(self, msg: CarState) -> None:
+        if msg.car_id in self.states or any(c.name == msg.car_id for c in self.scenario.cars):
+            self.states[msg.car_id] = msg
+
+    def publish_clock(self, time_ns: int) -> None:
+        self.clock_pub.publish(Clock(clock=to_time(time_ns)))
+
+
+class Stepper:
+    """The lockstep loop: clock -> car states -> backend render -> sensor fan-out."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.scenario = bridge.scenario
+        self.log = bridge.get_logger()
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(bridge)
+        settings = self.scenario.backend
+        self.client = BackendClient(settings.address, settings.timeout_s)
+        self.fanout = zmq.Context.instance().socket(zmq.XPUB)
+        self.fanout.setsockopt(zmq.LINGER, 0)
+        self.fanout.bind(settings.frames_address)
+        self.subscribed: set[bytes] = set()
+        frame_rate = self.scenario.frame_rate_hz
+        self.due_every = {(car.name, s.name): max(1, round(frame_rate / s.rate_hz))
+                          for car in self.scenario.cars for s in car.profile.sensors}
+
+    def spin_until(self, done: Callable[[], bool], timeout_s: float, what: str,
+                   every: Callable[[], None] | None = None) -> bool:
+        """Process callbacks until ``done``; calls ``every`` each PING_PERIOD_S while waiting."""
+        deadline = time.monotonic() + timeout_s
+        next_ping = 0.0
+        while not done():
+            now = time.monotonic()
+            if now > deadline:
+                return False
+            if every is not None and now >= next_ping:
+                every()
+                next_ping = now + PING_PERIOD_S
+            self.executor.spin_once(timeout_sec=0.01)
+        return True
+
+    def start(self) -> None:
+        """Track -> backend Ready -> every car at t=0 -> every republisher connected."""
+        startup = self.scenario.backend.startup_timeout_s
+        if not self.spin_until(lambda: self.bridge.track is not None, startup, 'track'):
+            msg = f'no track geometry on {self.scenario.topic_map.track_topic} after {startup} s'
+            raise ArsimError(msg)
+        self.log.info(f'connecting to the backend at {self.scenario.backend.address}')
+        ready = self.client.request(protocol.INITIAL_SETTINGS, 0, 0, self._initial_settings(),
+                                    self._track_arrays(), timeout_ms=int(startup * 1000))
+        self.log.info(f'backend {ready.header.get("backend")!r} ready with track '
+                      f'{ready.header.get("track")!r}')
+        names = [c.name for c in self.scenario.cars]
+        if not self.spin_until(lambda: self._cars_at(0), startup, 'cars',
+                               every=lambda: self.bridge.publish_clock(0)):
+            missing = [n for n in names if not self._car_at(n, 0)]
+            msg = f'dynamics node(s) of {missing} did not answer /clock within {startup} s'
+            raise ArsimError(msg)
+        wanted = {car_topic(n) for n in names}
+        if not self.spin_until(lambda: self._drain_subscriptions() >= wanted, startup,
+                               'republishers'):
+            msg = f'sensor republisher(s) did not connect to {self.scenario.backend.frames_address}'
+            raise ArsimError(msg)
+        self.log.info(f'{len(names)} car(s) ready; stepping at {self.scenario.frame_rate_hz} Hz, '
+                      f'real-time factor {self.scenario.real_time_factor or "max"}')
+
+    def _initial_settings(self) -> dict:
+        track = self.bridge.track
+        return {'world_frame': self.scenario.topic_map.world_frame,
+                'frame_period_ns': self.scenario.frame_period_ns,
+                'track': {'name': track.name},
+                'cars': [{'id': car.name, 'sensors': [s.to_wire() for s in car.profile.sensors]}
+                         for car in self.scenario.cars]}
+
+    def _track_arrays(self) -> dict[str, np.ndarray]:
+        track = self.bridge.track
+        return {'track_vertices': np.asarray(track.vertices, dtype=np.float32).reshape(-1, 3),
+                'track_triangles': np.asarray(track.triangles, dtype=np.uint32).reshape(-1, 3),
+                'track_labels': np.asarray(track.labels, dtype=np.uint8)}
+
+    def _car_at(self, name: str, time_ns: int) -> bool:
+        state = self.bridge.states.get(name)
+        return state is not None and to_ns(state.header.stamp) == time_ns
+
+    def _cars_at(self, time_ns: int) -> bool:
+        return all(self._car_at(c.name, time_ns) for c in self.scenario.cars)
+
+    def _drain_subscriptions(self) -> set[bytes]:
+        while self.fanout.poll(0):
+            event = self.fanout.recv()
+            (self.subscribed.add if event[:1] == b'\x01' else self.subscribed.discard)(event[1:])
+        return self.subscribed
+
+    def loop(self) -> None:
+        period = self.scenario.frame_period_ns
+        rtf = self.scenario.real_time_factor
+        timeout = self.scenario.backend.timeout_s
+        wall_start = time.monotonic()
+        status_at = wall_start + STATUS_PERIOD_S
+        step = 0
+        while rclpy.ok():
+            step += 1
+            now = step * period
+            self.bridge.publish_clock(now)
+            if not self.spin_until(lambda: self._cars_at(now), timeout, 'cars'):
+                late = [c.name for c in self.scenario.cars if not self._car_at(c.name, now)]
+                self.log.warn(f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
+                              f'last state', throttle_duration_sec=2.0)
+            self._render(step, now)
+            if rtf > 0.0:
+                delay = wall_start + now / 1e9 / rtf - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            if time.monotonic() >= status_at:
+                status_at += STATUS_PERIOD_S
+                self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
+                              f'{now / 1e9 / (time.monotonic() - wall_start):.1f}')
+
+    def _render(self, step: int, now: int) -> None:
+        states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
+        cars = [{'id': name, 'pose': [s.pose.position.x, s.pose.position.y, s.pose.position.z,
+                                      0.0, 0.0, yaw_of(s.pose)]}
+                for name, s in states.items()]
+        render = [{'car': car, 'sensor': sensor} for (car, sensor), every
+                  in self.due_every.items() if step % every == 0]
+        reply = self.client.request(protocol.UPDATE, step, now, {'cars': cars, 'render': render})
+        meta = protocol.frame_meta(reply)
+        self._drain_subscriptions()
+        for name, s in states.items():
+            names = [n for n, m in meta.items() if m.get('car') == name]
+            state = {'pose': [s.pose.position.x, s.pose.position.y, yaw_of(s.pose)],
+                     'twist': [s.twist.linear.x, s.twist.linear.y, s.twist.angular.z],
+                     'steering_angle': s.steering_angle}
+            self.fanout.send_multipart(
+                encode_car_frame(name, step, now, state, {n: reply.arrays[n] for n in names},
+                                 {n: {k: v for k, v in meta[n].items()
+                                      if k not in ('name', 'dtype', 'shape')} for n in names}),
+                copy=False)
+
+    def close(self) -> None:
+        self.client.close()
+        self.fanout.close()
+
+
+def _spin(bridge: Bridge) -> None:
+    stepper = Stepper(bridge)
+    try:
+        stepper.start()
+        stepper.loop()
+    finally:
+        stepper.close()
+
+
+def main() -> int:
+    return run_node(Bridge, _spin)

@@ -1,0 +1,77 @@
+"""Helpers every arsim node shares: parameters, scenario loading, time and pose conversions."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import rclpy
+import rclpy.logging
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Pose, Quaternion
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from arsim_core.config.scenario import Scenario, load_scenario, parse_overrides
+from arsim_core.errors import ArsimError
+from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
+
+
+def declare_scenario(node: Node) -> Scenario:
+    """Declare the parameters every arsim node takes and load the scenario they name."""
+    settings = node.declare_parameter('settings_file', '').value
+    resources = node.declare_parameter('resources_dir', '').value
+    overrides = node.declare_parameter('settings_overrides', '').value
+    if not settings or not resources:
+        msg = 'parameters settings_file and resources_dir are required'
+        raise ArsimError(msg)
+    return load_scenario(Path(settings), Path(resources), parse_overrides(overrides))
+
+
+def to_time(ns: int) -> Time:
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def to_ns(stamp: Time) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def pose_2d(x: float, y: float, yaw: float) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y = float(x), float(y)
+    qx, qy, qz, qw = yaw_to_quaternion(yaw)
+    pose.orientation = Quaternion(x=qx, y=qy, z=qz, w=qw)
+    return pose
+
+
+def yaw_of(pose: Pose) -> float:
+    q = pose.orientation
+    return quaternion_to_yaw(q.x, q.y, q.z, q.w)
+
+
+def finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None) -> int:
+    """Create a node, spin it until Ctrl-C, and turn arsim errors into one clear log line and
+    a non-zero exit code instead of a traceback."""
+    rclpy.init(args=sys.argv)
+    node = None
+    code = 0
+    try:
+        node = factory()
+        (spin or rclpy.spin)(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ArsimError as exc:
+        (node.get_logger() if node else rclpy.logging.get_logger('arsim')).fatal(str(exc))
+        code = 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return code

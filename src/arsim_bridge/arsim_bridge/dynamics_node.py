@@ -1,0 +1,136 @@
+"""Per-car dynamics node: integrates one car's vehicle model in lockstep with /clock.
+
+Contract (docs/dynamics-node.md): on every /clock message the node integrates from the previous
+clock time to the new one with the latest command, then publishes the car's state stamped with
+the new time on ``state``. Any node that keeps this contract can replace this one for a car.
+"""
+
+from __future__ import annotations
+
+from ackermann_msgs.msg import AckermannDriveStamped
+from arsim_msgs.msg import CarCommand, CarState, SimEvent, TrackGeometry
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+
+from arsim_bridge import qos
+from arsim_bridge.common import declare_scenario, finite, pose_2d, run_node, to_ns, to_time, \
+    yaw_of
+from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
+from arsim_core.errors import ArsimError
+from arsim_core.geometry import pose_behind
+
+WARN_PERIOD_S = 2.0
+
+
+class DynamicsNode(Node):
+    def __init__(self) -> None:
+        super().__init__('dynamics')
+        scenario = declare_scenario(self)
+        name = self.declare_parameter('car', '').value
+        if name not in [c.name for c in scenario.cars]:
+            msg = f'{scenario.source}: no car named {name!r} (parameter car)'
+            raise ArsimError(msg)
+        self.car = scenario.car(name)
+        self.vehicle = Vehicle(load_vehicle_config(self.car.profile.raw, self.car.profile.source))
+        self.world_frame = scenario.topic_map.world_frame
+        self.start_pose = self.car.pose
+        self.time_ns: int | None = None
+        self.pending_reset: tuple[float, float, float] | None = None
+
+        self.state_pub = self.create_publisher(CarState, 'state', qos.STREAM)
+        self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
+        self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
+        self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
+        self.create_subscription(CarCommand, 'command', self.on_command, qos.STREAM)
+        self.create_subscription(PoseWithCovarianceStamped, 'initialpose', self.on_initialpose,
+                                 qos.STREAM)
+        if self.start_pose is None:
+            self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
+
+    def on_track(self, msg: TrackGeometry) -> None:
+        start = (msg.start_pose.position.x, msg.start_pose.position.y, yaw_of(msg.start_pose))
+        spacing = 2.0 * self.car.profile.footprint.length
+        self.start_pose = pose_behind(start, spacing * self.car.index)
+
+    def on_clock(self, msg: Clock) -> None:
+        now = to_ns(msg.clock)
+        if self.start_pose is None:
+            return  # not placed yet: the bridge keeps asking until every car answers
+        if self.time_ns is None or now < self.time_ns:
+            self.vehicle.reset(*self.start_pose)
+        elif now > self.time_ns:
+            self._advance((now - self.time_ns) * 1e-9)
+        self.time_ns = now
+        self._publish_state(now)
+
+    def _advance(self, dt: float) -> None:
+        if self.pending_reset is not None:
+            self.vehicle.reset(*self.pending_reset)
+            self._event(SimEvent.RESET, f'reset to {self.pending_reset}')
+            self.pending_reset = None
+            return
+        try:
+            self.vehicle.advance(dt)
+        except ModelDivergedError as exc:
+            self.get_logger().error(f'{self.car.name}: {exc}; resetting the car')
+            self._event(SimEvent.MODEL_ERROR, str(exc))
+            self.vehicle.reset(*self.start_pose)
+
+    def on_drive(self, msg: AckermannDriveStamped) -> None:
+        d = msg.drive
+        values = (d.speed, d.steering_angle, d.steering_angle_velocity, d.acceleration, d.jerk)
+        problem = None if finite(*values) else 'non-finite value'
+        problem = problem or self.vehicle.ackermann_problem(d.speed, d.steering_angle)
+        if problem:
+            self.get_logger().warn(f'ignoring drive command ({problem}): speed={d.speed} '
+                                   f'steering_angle={d.steering_angle}',
+                                   throttle_duration_sec=WARN_PERIOD_S)
+            return
+        self.vehicle.set_ackermann(*values)
+
+    def on_command(self, msg: CarCommand) -> None:
+        ok = finite(msg.throttle, msg.brake, msg.steering) and 0.0 <= msg.throttle <= 1.0 \
+            and 0.0 <= msg.brake <= 1.0 and -1.0 <= msg.steering <= 1.0
+        if not ok:
+            self.get_logger().warn(
+                f'ignoring command: throttle={msg.throttle} brake={msg.brake} steering='
+                f'{msg.steering} (expected [0,1], [0,1], [-1,1])',
+                throttle_duration_sec=WARN_PERIOD_S)
+            return
+        self.vehicle.set_normalised(msg.throttle, msg.brake, msg.steering)
+
+    def on_initialpose(self, msg: PoseWithCovarianceStamped) -> None:
+        pose = msg.pose.pose
+        frame = msg.header.frame_id
+        if frame not in ('', self.world_frame):
+            self.get_logger().warn(f'ignoring initial pose in frame {frame!r}; expected '
+                                   f'{self.world_frame!r}', throttle_duration_sec=WARN_PERIOD_S)
+            return
+        target = (pose.position.x, pose.position.y, yaw_of(pose))
+        if not finite(*target):
+            self.get_logger().warn('ignoring non-finite initial pose',
+                                   throttle_duration_sec=WARN_PERIOD_S)
+            return
+        self.pending_reset = target
+
+    def _event(self, kind: int, detail: str) -> None:
+        event = SimEvent(car_id=self.car.name, kind=kind, detail=detail)
+        event.header.stamp = to_time(self.time_ns or 0)
+        event.header.frame_id = self.world_frame
+        self.event_pub.publish(event)
+
+    def _publish_state(self, now: int) -> None:
+        v = self.vehicle
+        msg = CarState(car_id=self.car.name, model=v.model_name, steering_angle=v.steering_angle)
+        msg.header.stamp = to_time(now)
+        msg.header.frame_id = self.world_frame
+        msg.pose = pose_2d(*v.pose)
+        msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = v.body_velocity
+        msg.accel.linear.x, msg.accel.linear.y = v.body_acceleration
+        msg.model_state = [float(s) for s in v.state]
+        self.state_pub.publish(msg)
+
+
+def main() -> int:
+    return run_node(DynamicsNode)

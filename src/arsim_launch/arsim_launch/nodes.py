@@ -1,0 +1,68 @@
+"""Turn a scenario into the list of processes to start, as plain data.
+
+``sim.launch.py`` (ros2 launch) and ``python3 -m arsim_launch.sim`` (no launch installed) both
+start exactly this list, so the two ways of running arsim cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from arsim_core.config.scenario import CarSpec, Scenario
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One process: a ROS node (``ros=True``) or a plain executable such as the backend."""
+
+    package: str
+    executable: str
+    name: str
+    namespace: str = ''
+    parameters: dict[str, Any] = field(default_factory=dict)
+    remappings: tuple[tuple[str, str], ...] = ()
+    arguments: tuple[str, ...] = ()
+    required: bool = False
+    ros: bool = True
+
+
+def generate_nodes(scenario: Scenario, settings_file: Path,
+                   overrides: dict[str, Any] | None = None) -> list[NodeSpec]:
+    """Every process of the scenario: backend (if embedded), bridge, track loader, and per car
+    a dynamics node and a sensor republisher."""
+    common = {'settings_file': str(settings_file), 'resources_dir': str(scenario.resources),
+              'settings_overrides': yaml.safe_dump(overrides) if overrides else ''}
+    sim_time = {**common, 'use_sim_time': True}
+    names = scenario.topic_map
+    nodes: list[NodeSpec] = []
+    if scenario.backend.kind == 'embedded':
+        nodes.append(NodeSpec('arsim_core', 'backend', 'backend', ros=False, required=True,
+                              arguments=('--address', scenario.backend.address)))
+    nodes.append(NodeSpec('arsim_bridge', 'bridge', 'arsim_bridge', 'arsim', common,
+                          (('track', names.track_topic),), required=True))
+    nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', sim_time,
+                          (('map', names.map_topic), ('track', names.track_topic))))
+    for car in scenario.cars:
+        nodes.extend(_car_nodes(scenario, car, sim_time))
+    return nodes
+
+
+def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any]) -> list[NodeSpec]:
+    n = car.names
+    params = {**parameters, 'car': car.name}
+    dynamics = [('state', n.state_topic), ('drive', n.drive_topic),
+                ('command', n.command_topic), ('events', n.event_topic),
+                ('track', scenario.topic_map.track_topic)]
+    if car.index == 0:
+        dynamics.append(('initialpose', scenario.topic_map.initialpose_topic))
+    sensors = [('odom', n.odom_topic), *n.sensor_topics.items()]
+    return [
+        NodeSpec('arsim_bridge', 'dynamics', f'{car.name}_dynamics', 'arsim', params,
+                 tuple(dynamics)),
+        NodeSpec('arsim_bridge', 'sensors', f'{car.name}_sensors', 'arsim', params,
+                 tuple(sensors)),
+    ]

@@ -1,0 +1,119 @@
+"""Start a node list as child processes without ros2 launch, and stop them all together.
+
+Used where the launch packages are not installed (the ROS 2 runtime from PyPI has none). Each
+child dies with the runner (PR_SET_PDEATHSIG), so no orphan is left even if the runner is killed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from arsim_launch.nodes import NodeSpec
+
+PR_SET_PDEATHSIG = 1
+STOP_GRACE_S = 5.0
+
+
+def command(spec: NodeSpec, params_dir: Path) -> list[str]:
+    """The command line of one process, ROS arguments included."""
+    from ament_index_python.packages import get_package_prefix
+
+    executable = Path(get_package_prefix(spec.package), 'lib', spec.package, spec.executable)
+    args = [str(executable), *spec.arguments]
+    if not spec.ros:
+        return args
+    params_file = params_dir / f'{spec.name}.yaml'
+    fq_name = f'/{spec.namespace}/{spec.name}' if spec.namespace else f'/{spec.name}'
+    params_file.write_text(yaml.safe_dump({fq_name: {'ros__parameters': spec.parameters}}))
+    args += ['--ros-args', '-r', f'__node:={spec.name}', '--params-file', str(params_file)]
+    if spec.namespace:
+        args += ['-r', f'__ns:=/{spec.namespace}']
+    for source, target in spec.remappings:
+        args += ['-r', f'{source}:={target}']
+    return args
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL('libc.so.6', use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass  # not Linux: the runner's own signal handling still stops the children
+
+
+class ProcessGroup:
+    """The running children; ``wait`` returns the exit code the whole simulation should have."""
+
+    def __init__(self, specs: list[NodeSpec]) -> None:
+        self.specs = specs
+        self._tmp = tempfile.TemporaryDirectory(prefix='arsim-')
+        self.children: list[tuple[NodeSpec, subprocess.Popen]] = []
+
+    def start(self) -> None:
+        for spec in self.specs:
+            process = subprocess.Popen(command(spec, Path(self._tmp.name)),
+                                       preexec_fn=_die_with_parent)
+            self.children.append((spec, process))
+
+    def wait(self, grace_s: float) -> int:
+        """Block until a process ends; a non-required one ending gives the required ones
+        ``grace_s`` to notice and report before everything is stopped."""
+        deadline = None
+        while True:
+            for spec, process in self.children:
+                code = process.poll()
+                if code is None:
+                    continue
+                if spec.required and spec.ros:
+                    return code
+                if deadline is None:
+                    print(f'[arsim] {spec.name} exited with code {code}', file=sys.stderr)
+                    deadline = time.monotonic() + grace_s
+            if deadline is not None and time.monotonic() > deadline:
+                return 1
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGINT, then SIGTERM, then SIGKILL, each after a grace period."""
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            alive = [p for _, p in self.children if p.poll() is None]
+            if not alive:
+                break
+            for process in alive:
+                process.send_signal(sig)
+            deadline = time.monotonic() + STOP_GRACE_S
+            while time.monotonic() < deadline and any(p.poll() is None for p in alive):
+                time.sleep(0.05)
+        self._tmp.cleanup()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run(specs: list[NodeSpec], grace_s: float) -> int:
+    group = ProcessGroup(specs)
+    signal.signal(signal.SIGTERM, _interrupt)
+    code = 0
+    try:
+        group.start()
+        code = group.wait(grace_s)
+    except KeyboardInterrupt:
+        code = 0
+    finally:
+        group.stop()
+    return code
+
+
+if os.name != 'posix':  # pragma: no cover
+    msg = 'the arsim process runner needs a POSIX system'
+    raise ImportError(msg)

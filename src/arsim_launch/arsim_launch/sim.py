@@ -1,0 +1,47 @@
+"""``python3 -m arsim_launch.sim``: run a scenario without ros2 launch.
+
+Arguments mirror ``ros2 launch arsim_launch sim.launch.py``: ``config:=<file>``,
+``topic_map:=<name>``, ``rtf:=<factor>``, ``backend:=embedded|unity|<address>``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from arsim_core.errors import ArsimError
+from arsim_launch.nodes import generate_nodes
+from arsim_launch.resources import default_settings, launch_overrides, resources_dir
+from arsim_launch.runner import run
+from arsim_core.config.scenario import load_scenario
+
+
+def parse_arguments(argv: list[str]) -> dict[str, str]:
+    arguments = {}
+    for item in argv:
+        key, sep, value = item.partition(':=')
+        if not sep:
+            msg = f'expected arguments as name:=value, got {item!r}'
+            raise ArsimError(msg)
+        arguments[key] = value
+    return arguments
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+        resources = resources_dir()
+        settings = Path(arguments.pop('config', '') or default_settings(resources)).resolve()
+        overrides = launch_overrides(arguments)
+        scenario = load_scenario(settings, resources, overrides)
+    except ArsimError as exc:
+        print(f'[arsim] error: {exc}', file=sys.stderr)
+        return 2
+    print(f'[arsim] {scenario.source}: {len(scenario.cars)} car(s) on {scenario.track.name!r}, '
+          f'topic map {scenario.topic_map.name!r}', file=sys.stderr)
+    return run(generate_nodes(scenario, settings, overrides),
+               grace_s=scenario.backend.timeout_s + 3.0)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Fixtures shared by the whole suite: paths, free ports and running simulations."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+
+from simharness import Simulation, free_port, installed_resources  # noqa: E402
+
+REPO = TESTS.parent
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+SHARED_TRACKS = REPO.parent / 'shared' / 'tracks'
+
+
+@pytest.fixture(scope='session')
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope='session')
+def shared_tracks() -> Path:
+    if not SHARED_TRACKS.is_dir():
+        pytest.skip(f'real track data not found at {SHARED_TRACKS}')
+    return SHARED_TRACKS
+
+
+@pytest.fixture
+def simulation(tmp_path: Path):
+    """A factory of simulations, each on its own ports and DDS domain, stopped after the test."""
+    started: list[Simulation] = []
+
+    def start(**kwargs) -> Simulation:
+        sim = Simulation(tmp_path / f'sim{len(started)}', **kwargs)
+        started.append(sim)
+        sim.start()
+        return sim
+
+    yield start
+    for sim in started:
+        sim.stop()
+
+
+__all__ = ['free_port', 'installed_resources']

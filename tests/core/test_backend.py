@@ -1,0 +1,116 @@
+"""The embedded backend over a real ZeroMQ socket: ranges against analytic distances, refusal of
+bad requests without crashing."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import zmq
+
+from arsim_core import protocol
+from arsim_core.backend.client import BackendClient
+from arsim_core.errors import BackendUnavailable, ProtocolError
+from simharness import free_port
+
+
+def box_room(half: float = 5.0, height: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Four walls of a square room centred on the origin, two triangles per wall."""
+    corners = [(-half, -half), (half, -half), (half, half), (-half, half)]
+    vertices, triangles = [], []
+    for i, (a, b) in enumerate(zip(corners, corners[1:] + corners[:1])):
+        vertices += [(*a, 0.0), (*b, 0.0), (*b, height), (*a, height)]
+        k = 4 * i
+        triangles += [(k, k + 1, k + 2), (k, k + 2, k + 3)]
+    return np.array(vertices, np.float32), np.array(triangles, np.uint32)
+
+
+LIDAR = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0, 'mount': [0.5, 0, 0.2, 0, 0, 0],
+         'beams': 360, 'angle_min': -math.pi, 'angle_increment': 2 * math.pi / 360,
+         'range_min': 0.1, 'range_max': 30.0, 'noise_std': 0.0}
+
+
+@pytest.fixture
+def backend():
+    address = f'tcp://127.0.0.1:{free_port()}'
+    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
+                                '--address', address])
+    client = BackendClient(address, timeout_s=10.0)
+    yield client
+    client.close()
+    process.terminate()
+    assert process.wait(10) == 0
+
+
+def initial_settings(client: BackendClient) -> protocol.Message:
+    vertices, triangles = box_room()
+    return client.request(protocol.INITIAL_SETTINGS, 0, 0,
+                          {'cars': [{'id': 'ego', 'sensors': [LIDAR]}], 'track': {'name': 'box'}},
+                          {'track_vertices': vertices, 'track_triangles': triangles})
+
+
+def test_lidar_ranges_match_analytic_distances(backend: BackendClient) -> None:
+    ready = initial_settings(backend)
+    assert ready.topic == protocol.READY
+    assert ready.header['sensors'] == [{'car': 'ego', 'sensor': 'scan', 'type': 'lidar2d'}]
+    x, y, yaw = 1.0, -2.0, 0.3
+    reply = backend.request(protocol.UPDATE, 1, 25_000_000,
+                            {'cars': [{'id': 'ego', 'pose': [x, y, 0, 0, 0, yaw]}],
+                             'render': [{'car': 'ego', 'sensor': 'scan'}]})
+    assert (reply.step, reply.time_ns) == (1, 25_000_000)
+    ranges = reply.arrays['ego/scan']
+    assert ranges.shape == (360,) and ranges.dtype == np.float32
+    ox, oy = x + 0.5 * math.cos(yaw), y + 0.5 * math.sin(yaw)
+    angles = yaw + LIDAR['angle_min'] + LIDAR['angle_increment'] * np.arange(360)
+    c, s = np.cos(angles), np.sin(angles)
+    with np.errstate(divide='ignore'):
+        tx = np.where(c > 0, (5 - ox) / c, (-5 - ox) / c)
+        ty = np.where(s > 0, (5 - oy) / s, (-5 - oy) / s)
+    expected = np.minimum(np.abs(tx), np.abs(ty))
+    np.testing.assert_allclose(ranges, expected, atol=1e-3)
+
+
+def test_out_of_range_returns_follow_rep117(backend: BackendClient) -> None:
+    initial_settings(backend)
+    reply = backend.request(protocol.UPDATE, 1, 0, {
+        'cars': [{'id': 'ego', 'pose': [100.0, 0, 0, 0, 0, 0]}],
+        'render': [{'car': 'ego', 'sensor': 'scan'}]})
+    ranges = reply.arrays['ego/scan']
+    assert np.isposinf(ranges[180])  # facing away from the room: nothing within range_max
+
+
+def test_bad_requests_get_an_error_reply_and_the_backend_lives_on(backend) -> None:
+    with pytest.raises(ProtocolError, match='Update before InitialSettings'):
+        backend.request(protocol.UPDATE, 1, 0, {'cars': [], 'render': []})
+    initial_settings(backend)
+    with pytest.raises(ProtocolError, match='unknown car/sensor'):
+        backend.request(protocol.UPDATE, 2, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
+                                                'render': [{'car': 'nobody', 'sensor': 'x'}]})
+    with pytest.raises(ProtocolError, match='6 finite numbers'):
+        backend.request(protocol.UPDATE, 3, 0, {'cars': [{'id': 'ego', 'pose': [float('nan')]
+                                                          * 6}], 'render': []})
+    reply = backend.request(protocol.UPDATE, 4, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
+                                                    'render': []})
+    assert reply.topic == protocol.UPDATE
+
+
+def test_a_peer_of_another_version_is_refused(backend: BackendClient) -> None:
+    socket = zmq.Context.instance().socket(zmq.REQ)
+    socket.connect(backend.address)
+    socket.send_multipart([b'Update', b'{"protocol": 2, "step": 1, "time_ns": 0}'])
+    assert socket.poll(5000)
+    reply = protocol.decode(socket.recv_multipart())
+    socket.close(linger=0)
+    assert reply.topic == protocol.ERROR
+    assert 'version 2' in reply.header['error']
+
+
+def test_a_silent_backend_is_reported_with_its_address() -> None:
+    address = f'tcp://127.0.0.1:{free_port()}'
+    client = BackendClient(address, timeout_s=0.3)
+    with pytest.raises(BackendUnavailable, match=address):
+        client.request(protocol.UPDATE, 1, 0)
+    client.close()

@@ -8,8 +8,8 @@ as an interface package links against them. This rewrites those paths, inside th
 to the include directories of the interpreter that runs this script (the venv's python).
 
 Usage: <venv>/bin/python tools/fix_wheel_cmake_paths.py <venv>
-Idempotent: files without a builder path are left alone. Exits non-zero if a builder path
-that it does not know how to map is left over.
+Idempotent: files without such paths are left alone. Exits non-zero if a builder path that
+it does not know how to map is left over.
 """
 
 from __future__ import annotations
@@ -20,48 +20,58 @@ import sysconfig
 from pathlib import Path
 
 # /opt/python/cp311-cp311/include/python3.11 (also free-threaded "t" variants).
-PY_INCLUDE = re.compile(r"/opt/python/[^/;\"\s]+/include/python3\.[0-9]+t?")
+PY_INCLUDE = re.compile(r'/opt/python/[^/;"\s]+/include/python3\.[0-9]+t?')
 # .../site-packages/numpy/_core/include (NumPy 2) or .../numpy/core/include (NumPy 1). Any
 # prefix, not only /opt/python: a re-run after a NumPy upgrade re-points an earlier fix.
-NUMPY_INCLUDE = re.compile(r"/[^;\"\s]*/site-packages/numpy/(?:_core|core)/include")
-LEFTOVER = re.compile(r"/opt/python/[^;\"\s]*")
+NUMPY_INCLUDE = re.compile(r'/[^;"\s]*/site-packages/numpy/(?:_core|core)/include')
+LEFTOVER = re.compile(r'/opt/python/[^;"\s]*')
+
+
+def cmake_files(venv: Path) -> list[Path]:
+    """Return the CMake files that installed packages export."""
+    roots = [venv / 'share', venv / 'lib' / 'cmake']
+    return sorted(p for root in roots if root.is_dir() for p in root.rglob('*.cmake'))
 
 
 def main() -> int:
+    """Rewrite the paths; return the process exit code."""
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     venv = Path(sys.argv[1])
 
-    py_include = sysconfig.get_paths()["include"]
-    if not (Path(py_include) / "Python.h").is_file():
-        print(f"Python headers missing: {py_include}/Python.h", file=sys.stderr)
+    py_include = sysconfig.get_paths()['include']
+    if not (Path(py_include) / 'Python.h').is_file():
+        print(f'Python headers missing: {py_include}/Python.h', file=sys.stderr)
         return 1
     import numpy  # the venv's NumPy: the one generated message modules are compiled for
 
     numpy_include = numpy.get_include()
 
-    patched = 0
+    updated = 0
     leftovers: set[str] = set()
-    candidates = [p for d in ("share", "lib/cmake") if (venv / d).is_dir() for p in (venv / d).rglob("*.cmake")]
-    for path in sorted(candidates):
+    for path in cmake_files(venv):
         text = path.read_text()
-        if "/opt/python/" not in text and "/site-packages/numpy/" not in text:
+        if '/opt/python/' not in text and '/site-packages/numpy/' not in text:
             continue
-        # NumPy first: its path also starts with the interpreter prefix.
-        new = NUMPY_INCLUDE.sub(numpy_include, text)
-        new = PY_INCLUDE.sub(py_include, new)
-        leftovers.update(f"{path}: {m}" for m in LEFTOVER.findall(new))
+        # NumPy first: its builder path also starts with the interpreter prefix.
+        new = PY_INCLUDE.sub(py_include, NUMPY_INCLUDE.sub(numpy_include, text))
+        leftovers.update(f'{path}: {m}' for m in LEFTOVER.findall(new))
         if new != text:
             path.write_text(new)
-            patched += 1
+            updated += 1
 
-    print(f"updated {patched} CMake file(s): python include {py_include}, numpy include {numpy_include}")
+    print(
+        f'updated {updated} CMake file(s): python include {py_include}, '
+        f'numpy include {numpy_include}'
+    )
     if leftovers:
-        print("unmapped wheel-builder paths remain:", *sorted(leftovers), sep="\n  ", file=sys.stderr)
+        print(
+            'unmapped wheel-builder paths remain:', *sorted(leftovers), sep='\n  ', file=sys.stderr
+        )
         return 1
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == '__main__':
     sys.exit(main())

@@ -1,0 +1,138 @@
+"""Reading and writing track CSV files (TUM centerlines, F1TENTH racelines).
+
+Parsing is done line by line instead of with ``numpy.loadtxt`` so that every problem can be
+reported with the file and the line number a user has to fix.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from arsim_core.errors import TrackError
+from arsim_core.track import geometry
+
+TUM_HEADER = '# x_m,y_m,w_tr_right_m,w_tr_left_m'
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """Numeric rows of a CSV file and the 1-based file line each row came from."""
+
+    values: np.ndarray
+    lines: tuple[int, ...]
+
+
+def read_numeric_csv(path: Path, columns: int, what: str) -> CsvTable:
+    """Read a comma- or semicolon-separated numeric file with exactly ``columns`` columns.
+
+    Lines starting with ``#`` and blank lines are skipped; anything else must be numbers.
+    Raises one ``TrackError`` naming the file and line of the first bad row.
+    """
+    try:
+        text = Path(path).read_text(encoding='utf-8')
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f'{path}: cannot read {what}: {exc}'
+        raise TrackError(msg) from exc
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith('#'):
+            continue
+        sep = ';' if ';' in line else ','
+        cells = [c.strip() for c in line.split(sep)]
+        if len(cells) != columns:
+            msg = (
+                f'{path}:{lineno}: {what} needs {columns} columns, found {len(cells)}: '
+                f'{line[:80]!r}'
+            )
+            raise TrackError(msg)
+        try:
+            row = [float(c) for c in cells]
+        except ValueError as exc:
+            msg = f'{path}:{lineno}: {what} has a value that is not a number: {line[:80]!r}'
+            raise TrackError(msg) from exc
+        if not all(math.isfinite(v) for v in row):
+            msg = f'{path}:{lineno}: {what} has NaN or infinite values: {line[:80]!r}'
+            raise TrackError(msg)
+        rows.append(row)
+        lines.append(lineno)
+    if not rows:
+        msg = f'{path}: {what} has no data rows'
+        raise TrackError(msg)
+    return CsvTable(np.asarray(rows, dtype=float), tuple(lines))
+
+
+def validate_closed_centerline(table: CsvTable, path: Path) -> CsvTable:
+    """Check that a centerline table describes a closed, simple loop; drop a repeated end.
+
+    A closed centerline may repeat its first point at the end (that copy is dropped). It is
+    open when the gap from the last point back to the first is far longer than the other
+    segments, and invalid when it crosses itself; both are reported with file and line.
+    """
+    values, lines = table.values, table.lines
+    if values.shape[0] >= 2 and np.allclose(values[-1, :2], values[0, :2], atol=1e-9):
+        values, lines = values[:-1], lines[:-1]
+    if values.shape[0] < 3:
+        msg = f'{path}: a centerline needs at least 3 points, found {values.shape[0]}'
+        raise TrackError(msg)
+    pts = values[:, :2]
+    seg = np.hypot(*geometry.segments_closed(pts).T)
+    zero = np.flatnonzero(seg[:-1] == 0.0)
+    if zero.size:
+        i = int(zero[0])
+        msg = f'{path}:{lines[i + 1]}: centerline point repeats the previous one'
+        raise TrackError(msg)
+    gap, inner = seg[-1], seg[:-1]
+    if gap > max(3.0 * float(np.median(inner)), 1.5 * float(inner.max())):
+        msg = (
+            f'{path}:{lines[-1]}: centerline is not closed: the last point is {gap:.3g} m from '
+            f'the first (line {lines[0]}), segments are usually {np.median(inner):.3g} m'
+        )
+        raise TrackError(msg)
+    crossings = geometry.self_intersections(pts, closed=True)
+    if crossings:
+        a, b = crossings[0]
+        msg = (
+            f'{path}:{lines[a]}: centerline intersects itself: the segment starting on line '
+            f'{lines[a]} crosses the one starting on line {lines[b]}'
+        )
+        raise TrackError(msg)
+    if any(w < 0 for w in values[:, 2:4].ravel()):
+        bad = int(np.flatnonzero((values[:, 2:4] < 0).any(axis=1))[0])
+        msg = f'{path}:{lines[bad]}: track widths must not be negative'
+        raise TrackError(msg)
+    return CsvTable(values, lines)
+
+
+def read_tum_centerline(path: Path) -> CsvTable:
+    """Read and validate a TUM centerline: ``x_m, y_m, w_tr_right_m, w_tr_left_m``."""
+    table = read_numeric_csv(path, 4, 'TUM centerline (x_m, y_m, w_tr_right_m, w_tr_left_m)')
+    return validate_closed_centerline(table, path)
+
+
+def read_f1tenth_raceline(path: Path) -> CsvTable:
+    """Read an F1TENTH raceline: ``s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2``."""
+    return read_numeric_csv(
+        path, 7, 'raceline (s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2)'
+    )
+
+
+def write_tum_centerline(
+    path: Path, centerline: np.ndarray, width_right: np.ndarray, width_left: np.ndarray
+) -> Path:
+    """Write a TUM-format centerline CSV, the exchange format every arsim tool reads."""
+    path = Path(path)
+    data = np.column_stack([centerline, width_right, width_left])
+    lines = [TUM_HEADER] + [f'{x:.6f},{y:.6f},{wr:.6f},{wl:.6f}' for x, y, wr, wl in data]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
+    except OSError as exc:
+        msg = f'{path}: cannot write centerline: {exc}'
+        raise TrackError(msg) from exc
+    return path

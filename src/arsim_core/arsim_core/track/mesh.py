@@ -1,0 +1,264 @@
+"""Triangle meshes of tracks for ray casting (LiDAR) and rendering.
+
+Barriers are swept along every wall polyline with a cross-section profile. Consecutive
+segments share their vertices and closed walls wrap onto their first vertices, so the barrier
+surface has no cracks for a horizontal ray to slip through. Thin walls get both faces so a
+ray hits them from either side whatever the backend's culling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from arsim_core.errors import TrackError
+from arsim_core.track import geometry
+from arsim_core.track.model import (
+    LABEL_BARRIER,
+    LABEL_CONE_BLUE,
+    LABEL_CONE_YELLOW,
+    LABEL_GROUND,
+    LABEL_ROAD,
+    Track,
+    TrackMesh,
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """Barrier cross-section: points ``(lateral, z)`` and whether the outline is closed."""
+
+    points: np.ndarray
+    closed: bool
+
+
+def _wall_section(height: float, thickness: float) -> Section:
+    """A zero-thickness vertical wall from the ground to ``height``."""
+    del thickness
+    return Section(np.array([[0.0, 0.0], [0.0, height]]), closed=False)
+
+
+def _beam_section(height: float, thickness: float) -> Section:
+    """A solid rectangular beam (concrete block, Armco with posts) of ``thickness``."""
+    h = 0.5 * thickness
+    return Section(np.array([[-h, 0.0], [h, 0.0], [h, height], [-h, height]]), closed=True)
+
+
+def _pipe_section(height: float, thickness: float, sides: int = 12) -> Section:
+    """A round pipe lying on the ground, its diameter equal to the barrier height.
+
+    The polygon is circumscribed about the circle so the pipe is never thinner than asked.
+    """
+    del thickness
+    r = 0.5 * height / np.cos(np.pi / sides)
+    ang = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False) - 0.5 * np.pi + np.pi / sides
+    pts = np.stack([r * np.cos(ang), 0.5 * height + r * np.sin(ang)], axis=1)
+    pts[:, 1] = np.clip(pts[:, 1], 0.0, None)
+    return Section(pts, closed=True)
+
+
+BARRIER_PROFILES: Mapping[str, Callable[[float, float], Section]] = MappingProxyType(
+    {'wall': _wall_section, 'beam': _beam_section, 'pipe': _pipe_section}
+)
+"""Cross-section builders by profile name: ``(height, thickness) -> Section``."""
+
+
+@dataclass
+class _Builder:
+    """Accumulates vertex and triangle blocks; merged once at the end."""
+
+    vertices: list[np.ndarray]
+    triangles: list[np.ndarray]
+    labels: list[np.ndarray]
+    count: int = 0
+
+    def add(self, verts: np.ndarray, tris: np.ndarray, label: int) -> None:
+        """Append a block whose triangle indices are local to ``verts``."""
+        if tris.size == 0:
+            return
+        self.vertices.append(verts)
+        self.triangles.append(tris + self.count)
+        self.labels.append(np.full(tris.shape[0], label, dtype=np.uint8))
+        self.count += verts.shape[0]
+
+    def build(self) -> TrackMesh:
+        """One ``TrackMesh`` of all blocks."""
+        if not self.vertices:
+            return TrackMesh(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
+        return TrackMesh(
+            np.concatenate(self.vertices),
+            np.concatenate(self.triangles),
+            np.concatenate(self.labels),
+        )
+
+
+def _clean_polyline(points: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Drop repeated points; returns the points and whether the polyline is closed."""
+    pts = np.asarray(points, dtype=float)
+    closed = geometry.is_closed_wall(pts)
+    if closed:
+        pts = pts[:-1]
+    keep = np.ones(pts.shape[0], dtype=bool)
+    keep[1:] = np.hypot(*np.diff(pts, axis=0).T) > 1e-9
+    pts = pts[keep]
+    if closed and pts.shape[0] > 1 and np.hypot(*(pts[-1] - pts[0])) <= 1e-9:
+        pts = pts[:-1]
+    if closed and pts.shape[0] < 3:
+        closed = False
+    return pts, closed
+
+
+def _miter_normals(pts: np.ndarray, closed: bool) -> np.ndarray:
+    """Left normals at vertices, scaled so offset edges stay parallel to the segments."""
+    d = np.diff(np.vstack([pts, pts[:1]]) if closed else pts, axis=0)
+    d /= np.hypot(*d.T)[:, None]
+    seg_n = np.stack([-d[:, 1], d[:, 0]], axis=1)
+    if closed:
+        prev_n, next_n = np.roll(seg_n, 1, axis=0), seg_n
+    else:
+        prev_n = np.vstack([seg_n[:1], seg_n])
+        next_n = np.vstack([seg_n, seg_n[-1:]])
+    n = prev_n + next_n
+    norm = np.hypot(*n.T)
+    norm[norm < 1e-9] = 1.0
+    n /= norm[:, None]
+    cos_half = np.clip(np.einsum('ij,ij->i', n, next_n), 0.25, 1.0)
+    return n / cos_half[:, None]
+
+
+def _sweep(points: np.ndarray, section: Section) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and triangles of ``section`` swept along a wall polyline."""
+    pts, closed = _clean_polyline(points)
+    if pts.shape[0] < 2:
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+    normals = _miter_normals(pts, closed)
+    k, m = pts.shape[0], section.points.shape[0]
+    lateral, z = section.points[:, 0], section.points[:, 1]
+    xy = pts[:, None, :] + normals[:, None, :] * lateral[None, :, None]
+    verts = np.concatenate([xy, np.broadcast_to(z, (k, m))[:, :, None]], axis=2).reshape(-1, 3)
+    i = np.arange(k if closed else k - 1)
+    j = np.arange(m if section.closed else m - 1)
+    ii, jj = np.meshgrid(i, j, indexing='ij')
+    ii, jj = ii.ravel(), jj.ravel()
+    a = ii * m + jj
+    b = ((ii + 1) % k) * m + jj
+    c = ((ii + 1) % k) * m + (jj + 1) % m
+    d = ii * m + (jj + 1) % m
+    tris = np.concatenate([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+    if not section.closed:
+        tris = np.concatenate([tris, tris[:, ::-1]])
+    elif not closed:
+        fan = np.stack([np.zeros(m - 2, int), np.arange(1, m - 1), np.arange(2, m)], axis=1)
+        tris = np.concatenate([tris, fan[:, ::-1], fan + (k - 1) * m])
+    return verts, tris
+
+
+def _strip(left: np.ndarray, right: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upward-facing triangle strip between two closed edges with matching points."""
+    n = left.shape[0]
+    verts = np.concatenate([left, right])
+    verts = np.column_stack([verts, np.full(2 * n, z)])
+    i = np.arange(n)
+    j = (i + 1) % n
+    tris = np.concatenate([np.stack([n + i, n + j, j], 1), np.stack([n + i, j, i], 1)])
+    return verts, _face_up(verts, tris)
+
+
+def _face_up(verts: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """Flip triangles whose normal points down, so surfaces face the sky."""
+    p = verts[tris]
+    e1, e2 = p[:, 1, :2] - p[:, 0, :2], p[:, 2, :2] - p[:, 0, :2]
+    nz = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]
+    tris = tris.copy()
+    tris[nz < 0] = tris[nz < 0][:, ::-1]
+    return tris
+
+
+def _cones(
+    edge: np.ndarray, spacing: float, radius: float, height: float, inward: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cones every ``spacing`` metres along a closed edge, set ``radius`` towards the road."""
+    pts, values = geometry.resample_closed(edge, spacing, inward)
+    assert values is not None
+    centres = pts + values * radius
+    sides = 8
+    ang = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
+    ring = np.stack([np.cos(ang), np.sin(ang)], axis=1) * radius
+    count = centres.shape[0]
+    base = centres[:, None, :] + ring[None]
+    base = np.concatenate([base, np.zeros((count, sides, 1))], axis=2)
+    apex = np.concatenate([centres, np.full((count, 1), height)], axis=1)[:, None, :]
+    verts = np.concatenate([base, apex], axis=1).reshape(-1, 3)
+    stride = sides + 1
+    k = np.arange(sides)
+    side = np.stack([k, (k + 1) % sides, np.full(sides, sides)], axis=1)
+    cap = np.stack([np.zeros(sides - 2, int), np.arange(2, sides), np.arange(1, sides - 1)], 1)
+    local = np.concatenate([side, cap])
+    tris = (local[None] + (np.arange(count) * stride)[:, None, None]).reshape(-1, 3)
+    return verts, tris
+
+
+def track_mesh(
+    track: Track,
+    height: float | None = None,
+    profile: str = 'wall',
+    thickness: float | None = None,
+    road: bool = True,
+    ground: bool = True,
+    ground_margin: float | None = None,
+    cones: bool = False,
+    cone_spacing: float | None = None,
+    cone_radius: float | None = None,
+    cone_height: float | None = None,
+) -> TrackMesh:
+    """Build the 3D mesh of a track: barriers, road surface, ground and optional cones.
+
+    ``height`` defaults to the track's barrier height. ``profile`` is a key of
+    ``BARRIER_PROFILES``; ``thickness`` (beam width) defaults to half the height. The road is
+    the strip between the track edges at z = 0; the ground lies 1 mm below it so a camera never
+    sees the two fight. Formula Student cones (blue left, yellow right) default to the real
+    228 x 325 mm cone every 5 m; pass smaller values for a 1:10 track. A track loaded
+    from a 3D mesh file returns that mesh unchanged.
+    """
+    if track.mesh is not None:
+        return track.mesh
+    h = float(height if height is not None else track.barrier_height)
+    if h <= 0:
+        msg = f'barrier height must be positive, got {h}'
+        raise TrackError(msg)
+    if profile not in BARRIER_PROFILES:
+        msg = f'unknown barrier profile {profile!r}; known: {", ".join(BARRIER_PROFILES)}'
+        raise TrackError(msg)
+    section = BARRIER_PROFILES[profile](h, float(thickness if thickness else 0.5 * h))
+    out = _Builder([], [], [])
+    for wall in track.walls:
+        verts, tris = _sweep(wall, section)
+        out.add(verts, tris, LABEL_BARRIER)
+    if road:
+        verts, tris = _strip(track.left_boundary, track.right_boundary, 0.0)
+        out.add(verts, tris, LABEL_ROAD)
+    if ground:
+        xmin, ymin, xmax, ymax = track.bounds()
+        margin = ground_margin if ground_margin is not None else 0.1 * max(xmax - xmin, ymax - ymin)
+        corners = np.array(
+            [
+                [xmin - margin, ymin - margin, -0.001],
+                [xmax + margin, ymin - margin, -0.001],
+                [xmax + margin, ymax + margin, -0.001],
+                [xmin - margin, ymax + margin, -0.001],
+            ]
+        )
+        out.add(corners, np.array([[0, 1, 2], [0, 2, 3]]), LABEL_GROUND)
+    if cones:
+        radius = cone_radius if cone_radius is not None else 0.114
+        c_height = cone_height if cone_height is not None else 0.325
+        spacing = cone_spacing if cone_spacing is not None else 5.0
+        normals = geometry.left_normals(track.centerline)
+        verts, tris = _cones(track.left_boundary, spacing, radius, c_height, -normals)
+        out.add(verts, tris, LABEL_CONE_BLUE)
+        verts, tris = _cones(track.right_boundary, spacing, radius, c_height, normals)
+        out.add(verts, tris, LABEL_CONE_YELLOW)
+    return out.build()

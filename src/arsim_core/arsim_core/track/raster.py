@@ -1,0 +1,106 @@
+"""Rasterising track walls into a ROS occupancy grid (the ``/map`` a planner or localiser sees).
+
+Walls are drawn with OpenCV in fixed point (1/16 cell), which keeps a full-scale circuit at
+0.2 m per cell well under a second. Lines are 4-connected so that a ray marched cell by cell
+through the grid can never slip diagonally through a wall.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from arsim_core.errors import TrackError
+from arsim_core.track.model import OCCUPIED, OccupancyGridData, Track
+
+_SHIFT = 4
+_ONE = 1 << _SHIFT
+MAX_CELLS = 400_000_000
+
+
+def _grid_frame(
+    walls: tuple[np.ndarray, ...], resolution: float, margin: float
+) -> tuple[tuple[float, float, float], tuple[int, int]]:
+    """Origin and (height, width) of a grid covering all walls plus ``margin`` metres."""
+    pts = np.concatenate([w for w in walls if w.size], axis=0)
+    xmin, ymin = pts.min(axis=0) - margin
+    xmax, ymax = pts.max(axis=0) + margin
+    width = max(1, math.ceil((xmax - xmin) / resolution))
+    height = max(1, math.ceil((ymax - ymin) / resolution))
+    return (float(xmin), float(ymin), 0.0), (height, width)
+
+
+def rasterize_walls(
+    walls: tuple[np.ndarray, ...],
+    resolution: float,
+    margin: float = 1.0,
+    closed_fill: bool = False,
+    wall_thickness: float | None = None,
+    origin: tuple[float, float, float] | None = None,
+    shape: tuple[int, int] | None = None,
+) -> OccupancyGridData:
+    """Draw wall polylines into a free grid; see ``rasterize`` for the parameters.
+
+    ``closed_fill`` fills closed walls with the even-odd rule (outer outlines and their holes),
+    which is how outlines of occupied map regions turn back into the cells they came from.
+    """
+    if resolution <= 0:
+        msg = f'resolution must be positive, got {resolution}'
+        raise TrackError(msg)
+    walls = tuple(np.asarray(w, dtype=float).reshape(-1, 2) for w in walls)
+    if not any(w.size for w in walls):
+        msg = 'track has no walls to rasterise'
+        raise TrackError(msg)
+    if origin is None or shape is None:
+        frame_origin, frame_shape = _grid_frame(walls, resolution, margin)
+        origin = origin or frame_origin
+        shape = shape or frame_shape
+    height, width = int(shape[0]), int(shape[1])
+    if height * width > MAX_CELLS:
+        msg = (
+            f'grid of {width} x {height} cells at {resolution} m is too large; '
+            'use a coarser resolution'
+        )
+        raise TrackError(msg)
+    grid = OccupancyGridData(np.zeros((1, 1), np.int8), resolution, origin)
+    canvas = np.zeros((height, width), dtype=np.uint8)
+    polys = []
+    for wall in walls:
+        if wall.shape[0] == 0:
+            continue
+        cells = grid.world_to_cell(wall) - 0.5
+        polys.append(np.round(cells * _ONE).astype(np.int32).reshape(-1, 1, 2))
+    thickness = 1
+    if wall_thickness is not None:
+        thickness = max(1, round(wall_thickness / resolution))
+    if closed_fill:
+        cv2.fillPoly(canvas, polys, OCCUPIED, lineType=cv2.LINE_4, shift=_SHIFT)
+    cv2.polylines(canvas, polys, False, OCCUPIED, thickness, cv2.LINE_4, _SHIFT)
+    return OccupancyGridData(canvas.view(np.int8), resolution, origin)
+
+
+def rasterize(
+    track: Track,
+    resolution: float = 0.05,
+    margin: float = 1.0,
+    wall_thickness: float | None = None,
+    origin: tuple[float, float, float] | None = None,
+    shape: tuple[int, int] | None = None,
+) -> OccupancyGridData:
+    """Occupancy grid of a track's barriers: walls occupied (100), everything else free (0).
+
+    ``margin`` metres of free space surround the walls. ``wall_thickness`` (metres) widens the
+    drawn walls; by default they are one cell wide. Pass ``origin`` and ``shape`` (rows, cols)
+    to draw onto a given grid, e.g. to compare with the map a track was loaded from.
+    """
+    return rasterize_walls(
+        track.walls,
+        resolution,
+        margin,
+        closed_fill=track.walls_are_outlines,
+        wall_thickness=wall_thickness,
+        origin=origin,
+        shape=shape,
+    )

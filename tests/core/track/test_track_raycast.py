@@ -1,0 +1,73 @@
+"""The backend ray-casts the track mesh; rays must never leak and must match the 2D walls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
+from lap_driver import drive_lap
+
+
+@pytest.fixture(scope='module')
+def ring(maps_dir):
+    return load_track('arsim_ring', maps_dir)
+
+
+def _walls_2d_distance(walls, origins, dirs):
+    """Exact distance along 2D rays to the nearest wall segment (inf when none is hit)."""
+    a = np.concatenate([w[:-1] for w in walls])
+    b = np.concatenate([w[1:] for w in walls])
+    e = b - a
+    best = np.full(origins.shape[0], np.inf)
+    for k in range(origins.shape[0]):
+        d = dirs[k]
+        denom = d[0] * e[:, 1] - d[1] * e[:, 0]
+        w = a - origins[k]
+        with np.errstate(divide='ignore', invalid='ignore'):
+            t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
+            u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / denom
+        ok = (np.abs(denom) > 1e-12) & (t > 0) & (u >= 0) & (u <= 1)
+        if ok.any():
+            best[k] = t[ok].min()
+    return best
+
+
+@pytest.mark.parametrize('profile', ['wall', 'beam', 'pipe'])
+@pytest.mark.parametrize('height', [0.05, 0.15, 0.25, 0.299])
+def test_horizontal_rays_never_leak(ring, ray_caster, profile, height):
+    mesh = track_mesh(ring, profile=profile)
+    caster = ray_caster(mesh.vertices, mesh.triangles)
+    rng = np.random.default_rng(7)
+    idx = rng.choice(len(ring.centerline), 150, replace=False)
+    side = rng.uniform(-0.8, 0.8, idx.size)
+    normals = np.stack([-np.sin(ring.heading[idx]), np.cos(ring.heading[idx])], axis=1)
+    base = ring.centerline[idx] + normals * side[:, None]
+    ang = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+    origins = np.repeat(np.column_stack([base, np.full(idx.size, height)]), ang.size, axis=0)
+    dirs = np.tile(np.column_stack([np.cos(ang), np.sin(ang), np.zeros(ang.size)]), (idx.size, 1))
+    dist, prim = caster.cast(origins, dirs)
+    assert np.all(prim >= 0), f'{np.count_nonzero(prim < 0)} rays escaped the track'
+    assert np.all(mesh.labels[prim] == LABEL_BARRIER)
+    assert dist.max() < 30.0
+
+
+def test_ray_distances_match_walls(ring, ray_caster):
+    mesh = track_mesh(ring)
+    caster = ray_caster(mesh.vertices, mesh.triangles)
+    rng = np.random.default_rng(3)
+    idx = rng.choice(len(ring.centerline), 40, replace=False)
+    ang = rng.uniform(0, 2 * np.pi, idx.size)
+    dirs = np.column_stack([np.cos(ang), np.sin(ang)])
+    origins = ring.centerline[idx]
+    dist, _ = caster.cast(np.column_stack([origins, np.full(idx.size, 0.1)]),
+                          np.column_stack([dirs, np.zeros(idx.size)]))
+    expected = _walls_2d_distance(ring.walls, origins, dirs)
+    np.testing.assert_allclose(dist, expected, atol=2e-3)
+
+
+@pytest.mark.parametrize('speeds', [(3.0, 3.0), (3.0, 5.0), (5.0, 5.0)])
+def test_follow_the_gap_laps_default_track(ring, ray_caster, speeds):
+    result = drive_lap(ring, ray_caster, speed_range=speeds, laps=1.0, max_time=45.0)
+    assert not result.crashed, f'touched a wall at {result.pose}'
+    assert result.progress >= ring.length
+    assert result.min_clearance > 0.2

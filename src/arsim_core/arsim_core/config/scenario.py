@@ -148,9 +148,10 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
             car.fail(f'duplicate car name {name!r}', 'name')
         profile = load_profile(resolve(car, 'profile', None, profiles_dir))
         for sensor in profile.sensors:
-            if sensor.rate_hz > frame_rate:
-                msg = (f'rate_hz {sensor.rate_hz} of sensor {sensor.name!r} exceeds '
-                       f'simulation.frame_rate_hz {frame_rate}')
+            ratio = frame_rate / sensor.rate_hz
+            if sensor.rate_hz > frame_rate or abs(ratio - round(ratio)) > 1e-6:
+                msg = (f'sensor {sensor.name!r} of {profile.source} runs at {sensor.rate_hz} Hz, '
+                       f'which does not divide simulation.frame_rate_hz {frame_rate}')
                 car.fail(msg, 'profile')
         names = topic_map.car_names(name, index, tuple(s.name for s in profile.sensors))
         pose = car.vector('pose', 3) if car.has('pose') else None

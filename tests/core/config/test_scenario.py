@@ -1,0 +1,84 @@
+"""Scenario, topic-map and sensor loading: resolved names, and errors naming file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from arsim_core.config.scenario import load_scenario
+from arsim_core.errors import ConfigError
+
+
+@pytest.fixture
+def settings(tmp_path: Path, repo_root: Path):
+    def write(**changes) -> Path:
+        data = yaml.safe_load((repo_root / 'config' / 'sim.yaml').read_text())
+        data.update(changes)
+        path = tmp_path / 'sim.yaml'
+        path.write_text(yaml.safe_dump(data))
+        return path
+    return write
+
+
+def test_default_scenario_resolves_f1tenth_gym_names(repo_root: Path) -> None:
+    scenario = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root)
+    ego = scenario.cars[0]
+    assert ego.names.sensor_topics == {'scan': '/scan'}
+    assert ego.names.sensor_frames == {'scan': 'ego_racecar/laser'}
+    assert (ego.names.odom_topic, ego.names.odom_frame, ego.names.base_frame) == \
+        ('/ego_racecar/odom', 'map', 'ego_racecar/base_link')
+    assert scenario.frame_period_ns == 25_000_000
+    lidar = ego.profile.sensor('scan')
+    assert (lidar.beams, lidar.fov_rad, lidar.range_max) == (1080, 4.7, 30.0)
+
+
+def test_real_car_map_and_overrides(repo_root: Path) -> None:
+    scenario = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
+                             {'topic_map': 'f1tenth_car', 'simulation': {'real_time_factor': 1}})
+    names = scenario.cars[0].names
+    assert (names.odom_topic, names.odom_frame, names.base_frame) == ('/odom', 'odom',
+                                                                      'base_link')
+    assert names.odom_relative_to_start and names.sensor_frames == {'scan': 'laser'}
+    assert scenario.real_time_factor == 1.0
+    assert scenario.frame_rate_hz == 40.0  # untouched keys keep their value
+
+
+@pytest.mark.parametrize(('changes', 'message'), [
+    ({'cars': [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'ego', 'profile': 'f1tenth'}]},
+     r"cars\[1\].name: duplicate car name 'ego'"),
+    ({'cars': []}, 'cars: expected a non-empty list'),
+    ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'colour': 'red'}]},
+     r"cars\[0\]: unknown key\(s\) \['colour'\]"),
+    ({'topic_map': 'gazebo'}, "topic_map: unknown name 'gazebo'; expected one of"),
+    ({'simulation': {'frame_rate_hz': 30}}, 'does not divide simulation.frame_rate_hz 30'),
+    ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'pose': [0, 'x', 0]}]},
+     r'cars\[0\].pose: expected a list of 3 finite numbers'),
+])
+def test_bad_settings_name_file_and_key(settings, repo_root: Path, changes: dict,
+                                        message: str) -> None:
+    path = settings(**changes)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(path, repo_root)
+    assert str(path) in str(info.value)
+
+
+def test_bad_sensor_names_profile_and_key(tmp_path: Path, repo_root: Path) -> None:
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors']['scan']['range_max'] = -1.0
+    path = tmp_path / 'car.yaml'
+    path.write_text(yaml.safe_dump(profile))
+    data = yaml.safe_load((repo_root / 'config' / 'sim.yaml').read_text())
+    data['cars'] = [{'name': 'ego', 'profile': str(path)}]
+    settings_path = tmp_path / 'sim.yaml'
+    settings_path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=f'{path}: Sensors.scan.range_max: expected a number > 0'):
+        load_scenario(settings_path, repo_root)
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path, repo_root: Path) -> None:
+    path = tmp_path / 'sim.yaml'
+    path.write_text('simulation:\n  frame_rate_hz: [40\ncars: []\n')
+    with pytest.raises(ConfigError, match=f'{path}: line 3'):
+        load_scenario(path, repo_root)

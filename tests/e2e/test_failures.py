@@ -1,0 +1,106 @@
+"""Bad input and failures: clear messages, no crash, no orphan processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from ackermann_msgs.msg import AckermannDriveStamped
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
+
+from simharness import Probe, installed_resources, ros_env
+
+
+def run_sim(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, '-m', 'arsim_launch.sim', *arguments],
+                          env=ros_env(77), capture_output=True, text=True, timeout=timeout)
+
+
+def test_missing_config_file_stops_start_up_with_one_message(tmp_path) -> None:
+    result = run_sim(f'config:={tmp_path / "nope.yaml"}')
+    assert result.returncode == 2
+    assert f'{tmp_path / "nope.yaml"}: file not found' in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+@pytest.mark.parametrize(('text', 'expected'), [
+    ('simulation: {frame_rate_hz: 40\n', 'line 2'),
+    ('simulation: {frame_rate_hz: fast}\ntrack: {name: arsim_ring}\ncars: [{name: ego, '
+     'profile: f1tenth}]\n', "simulation.frame_rate_hz: expected a finite number, got 'fast'"),
+    ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: racecar}]\n',
+     "cars[0].profile: unknown name 'racecar'"),
+    ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: f1tenth}]\n'
+     'backend: {kind: warp}\n', "backend.kind: expected one of ['embedded', 'external', "
+                                "'unity'], got 'warp'"),
+    ('simulation: {}\ncars: [{name: ego, profile: f1tenth}]\n', 'track: missing required key'),
+])
+def test_malformed_config_names_file_and_key(tmp_path, text: str, expected: str) -> None:
+    path = tmp_path / 'sim.yaml'
+    path.write_text(text)
+    result = run_sim(f'config:={path}')
+    assert result.returncode == 2
+    assert str(path) in result.stderr and expected in result.stderr, result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_bad_drive_commands_are_ignored_and_the_sim_keeps_running(simulation) -> None:
+    sim = simulation()
+    probe = Probe(sim.domain_id)
+    try:
+        odoms: list[Odometry] = []
+        clocks: list[Clock] = []
+        probe.node.create_subscription(Odometry, '/ego_racecar/odom', odoms.append, 10)
+        probe.node.create_subscription(Clock, '/clock', clocks.append, 10)
+        drive = probe.node.create_publisher(AckermannDriveStamped, '/drive', 10)
+        assert probe.spin_until(lambda: odoms, 60.0), sim.log
+        for speed, steer in ((float('nan'), 0.0), (1.0, float('inf')), (1.0, 3.0),
+                             (500.0, 0.0)):
+            msg = AckermannDriveStamped()
+            msg.drive.speed, msg.drive.steering_angle = speed, steer
+            drive.publish(msg)
+        count = len(clocks)
+        assert probe.spin_until(lambda: len(clocks) > count + 100, 30.0)
+        speed = odoms[-1].twist.twist.linear.x
+        assert abs(speed) < 1e-9, 'a bad command moved the car'
+        assert sim.wait_for_log('ignoring drive command', 10.0), sim.log
+        assert sim.process.poll() is None
+    finally:
+        probe.close()
+
+
+def test_backend_death_stops_the_bridge_with_a_message_and_no_orphans(simulation) -> None:
+    sim = simulation()
+    assert sim.wait_for_log('ready; stepping', 60.0), sim.log
+    backend = next(pid for pid in sim.session_processes()
+                   if b'arsim_core/backend' in open(f'/proc/{pid}/cmdline', 'rb').read())
+    os.kill(backend, signal.SIGKILL)
+    code = sim.process.wait(30)
+    assert code != 0
+    assert 'did not answer' in sim.log and 'backend' in sim.log
+    deadline = time.monotonic() + 10
+    while sim.session_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sim.session_processes() == []
+
+
+def test_ctrl_c_stops_every_process(simulation) -> None:
+    sim = simulation()
+    assert sim.wait_for_log('ready; stepping', 60.0), sim.log
+    assert len(sim.session_processes()) >= 6
+    os.killpg(sim.process.pid, signal.SIGINT)
+    assert sim.process.wait(30) == 0
+    deadline = time.monotonic() + 10
+    while sim.session_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sim.session_processes() == []
+
+
+def test_installed_resources_hold_config_and_maps() -> None:
+    resources = installed_resources()
+    assert (resources / 'config' / 'sim.yaml').is_file()
+    assert any((resources / 'maps').iterdir())

@@ -1,0 +1,141 @@
+"""End to end: the simulation as users run it, observed and driven from other processes."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ackermann_msgs.msg import AckermannDriveStamped
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import OccupancyGrid, Odometry
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan
+from tf2_msgs.msg import TFMessage
+
+from simharness import Probe
+
+STARTUP_S = 60.0
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def stamp_ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+class Recorder:
+    """Keeps every message of a few topics, for assertions after the fact."""
+
+    def __init__(self, probe: Probe, topics: dict[str, tuple[type, object]]) -> None:
+        self.messages: dict[str, list] = {topic: [] for topic in topics}
+        for topic, (kind, qos) in topics.items():
+            probe.node.create_subscription(kind, topic, self.messages[topic].append, qos)
+
+    def __getitem__(self, topic: str) -> list:
+        return self.messages[topic]
+
+
+@pytest.fixture
+def probe_factory():
+    probes: list[Probe] = []
+
+    def make(domain_id: int) -> Probe:
+        probes.append(Probe(domain_id))
+        return probes[-1]
+
+    yield make
+    for probe in probes:
+        probe.close()
+
+
+def test_default_topic_map_publishes_clock_scan_odom_and_tf(simulation, probe_factory) -> None:
+    sim = simulation()
+    probe = probe_factory(sim.domain_id)
+    rec = Recorder(probe, {'/clock': (Clock, 10), '/scan': (LaserScan, 10),
+                           '/ego_racecar/odom': (Odometry, 10), '/tf': (TFMessage, 100),
+                           '/tf_static': (TFMessage, LATCHED), '/map': (OccupancyGrid, LATCHED)})
+    assert probe.spin_until(lambda: len(rec['/scan']) >= 20, STARTUP_S), sim.log
+    clocks = [stamp_ns(m.clock) for m in rec['/clock']]
+    assert clocks == sorted(clocks) and clocks[-1] > clocks[0]
+
+    scan = rec['/scan'][-1]
+    assert len(scan.ranges) == 1080
+    assert scan.header.frame_id == 'ego_racecar/laser'
+    assert math.isclose(scan.angle_max - scan.angle_min, 4.7, rel_tol=1e-6)
+    assert (scan.range_min, scan.range_max) == (0.0, 30.0)
+    ranges = np.asarray(scan.ranges)
+    assert np.all(np.isfinite(ranges) | np.isposinf(ranges))
+    assert 0.1 < np.nanmin(ranges) < 30.0
+    assert stamp_ns(scan.header.stamp) in clocks  # stamped in sim time, at a frame time
+
+    odom = rec['/ego_racecar/odom'][-1]
+    assert (odom.header.frame_id, odom.child_frame_id) == ('map', 'ego_racecar/base_link')
+    assert stamp_ns(odom.header.stamp) in clocks
+
+    dynamic = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf'] for t in m.transforms}
+    assert ('map', 'ego_racecar/base_link') in dynamic
+    assert probe.spin_until(lambda: rec['/tf_static'] and rec['/map'], 10.0)
+    static = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf_static']
+              for t in m.transforms}
+    assert ('ego_racecar/base_link', 'ego_racecar/laser') in static
+    grid = rec['/map'][-1]
+    assert grid.header.frame_id == 'map' and 100 in set(grid.data)
+
+
+def test_real_car_topic_map_has_odom_frame_and_static_laser(simulation, probe_factory) -> None:
+    sim = simulation(arguments=('topic_map:=f1tenth_car',))
+    probe = probe_factory(sim.domain_id)
+    rec = Recorder(probe, {'/scan': (LaserScan, 10), '/odom': (Odometry, 10),
+                           '/tf': (TFMessage, 100), '/tf_static': (TFMessage, LATCHED)})
+    assert probe.spin_until(lambda: len(rec['/odom']) >= 5 and rec['/tf_static'], STARTUP_S), \
+        sim.log
+    assert rec['/scan'][-1].header.frame_id == 'laser'
+    odom = rec['/odom'][0]
+    assert (odom.header.frame_id, odom.child_frame_id) == ('odom', 'base_link')
+    assert abs(odom.pose.pose.position.x) < 1e-6 and abs(odom.pose.pose.position.y) < 1e-6
+    dynamic = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf'] for t in m.transforms}
+    assert dynamic == {('odom', 'base_link')}
+    laser = next(t for m in rec['/tf_static'] for t in m.transforms
+                 if t.child_frame_id == 'laser')
+    assert laser.header.frame_id == 'base_link'
+    assert (laser.transform.translation.x, laser.transform.translation.z) == \
+        pytest.approx((0.27, 0.11))
+
+
+def test_initialpose_resets_the_car(simulation, probe_factory) -> None:
+    sim = simulation()
+    probe = probe_factory(sim.domain_id)
+    rec = Recorder(probe, {'/ego_racecar/odom': (Odometry, 10)})
+    drive = probe.node.create_publisher(AckermannDriveStamped, '/drive', 10)
+    reset = probe.node.create_publisher(PoseWithCovarianceStamped, '/initialpose', 10)
+    assert probe.spin_until(lambda: rec['/ego_racecar/odom'], STARTUP_S), sim.log
+    start = rec['/ego_racecar/odom'][0].pose.pose.position
+    command = AckermannDriveStamped()
+    command.drive.speed = 1.0
+    for _ in range(3):
+        drive.publish(command)
+        probe.spin_until(lambda: False, 0.2)
+
+    def moved() -> bool:
+        p = rec['/ego_racecar/odom'][-1].pose.pose.position
+        return math.hypot(p.x - start.x, p.y - start.y) > 0.3
+    assert probe.spin_until(moved, 30.0), sim.log
+
+    command.drive.speed = 0.0
+    drive.publish(command)
+    target = PoseWithCovarianceStamped()
+    target.header.frame_id = 'map'
+    target.pose.pose.position.x, target.pose.pose.position.y = start.x, start.y
+    target.pose.pose.orientation.w = 1.0
+    reset.publish(target)
+
+    def at_target() -> bool:
+        odom = rec['/ego_racecar/odom'][-1]
+        p = odom.pose.pose.position
+        return math.hypot(p.x - start.x, p.y - start.y) < 1e-6 and \
+            abs(odom.pose.pose.orientation.z) < 1e-9
+    assert probe.spin_until(at_target, 30.0), sim.log

@@ -1,0 +1,43 @@
+"""Launch generation is plain data: check the node list without launching anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arsim_core.config.scenario import load_scenario
+from arsim_launch.nodes import generate_nodes
+
+
+def nodes_by_name(repo_root: Path, **overrides):
+    settings = repo_root / 'config' / 'sim.yaml'
+    scenario = load_scenario(settings, repo_root, overrides)
+    return {n.name: n for n in generate_nodes(scenario, settings, overrides)}
+
+
+def test_default_scenario_starts_backend_bridge_track_and_car_nodes(repo_root: Path) -> None:
+    nodes = nodes_by_name(repo_root)
+    assert set(nodes) == {'backend', 'arsim_bridge', 'track_loader', 'ego_dynamics',
+                          'ego_sensors'}
+    assert not nodes['backend'].ros and nodes['backend'].required
+    assert nodes['arsim_bridge'].required
+    assert '--address' in nodes['backend'].arguments
+    assert 'use_sim_time' not in nodes['arsim_bridge'].parameters  # it owns the clock
+    assert nodes['ego_dynamics'].parameters['use_sim_time'] is True
+    assert dict(nodes['ego_dynamics'].remappings)['drive'] == '/drive'
+    assert dict(nodes['ego_dynamics'].remappings)['initialpose'] == '/initialpose'
+    sensors = dict(nodes['ego_sensors'].remappings)
+    assert sensors == {'odom': '/ego_racecar/odom', 'scan': '/scan'}
+    assert dict(nodes['track_loader'].remappings)['map'] == '/map'
+
+
+def test_topic_map_changes_remappings_only(repo_root: Path) -> None:
+    nodes = nodes_by_name(repo_root, topic_map='f1tenth_car')
+    assert dict(nodes['ego_sensors'].remappings) == {'odom': '/odom', 'scan': '/scan'}
+    assert dict(nodes['track_loader'].remappings)['map'] == '/arsim/map'
+    assert nodes['ego_sensors'].parameters['settings_overrides'].strip() == \
+        'topic_map: f1tenth_car'
+
+
+def test_external_backend_is_not_started(repo_root: Path) -> None:
+    nodes = nodes_by_name(repo_root, backend={'kind': 'external'})
+    assert 'backend' not in nodes

@@ -1,8 +1,8 @@
 """Rasterising track walls into a ROS occupancy grid (the ``/map`` a planner or localiser sees).
 
-Walls are drawn with OpenCV in fixed point (1/16 cell), which keeps a full-scale circuit at
-0.2 m per cell well under a second. Lines are 4-connected so that a ray marched cell by cell
-through the grid can never slip diagonally through a wall.
+Walls are drawn with OpenCV, which keeps a full-scale circuit at 0.2 m per cell well under a
+second. Lines are 4-connected so that a ray marched cell by cell through the grid, or a flood
+fill of the free space, can never slip diagonally through a wall.
 """
 
 from __future__ import annotations
@@ -66,18 +66,17 @@ def rasterize_walls(
         raise TrackError(msg)
     grid = OccupancyGridData(np.zeros((1, 1), np.int8), resolution, origin)
     canvas = np.zeros((height, width), dtype=np.uint8)
-    polys = []
-    for wall in walls:
-        if wall.shape[0] == 0:
-            continue
-        cells = grid.world_to_cell(wall) - 0.5
-        polys.append(np.round(cells * _ONE).astype(np.int32).reshape(-1, 1, 2))
+    cells = [grid.world_to_cell(w) - 0.5 for w in walls if w.shape[0]]
     thickness = 1
     if wall_thickness is not None:
         thickness = max(1, round(wall_thickness / resolution))
     if closed_fill:
-        cv2.fillPoly(canvas, polys, OCCUPIED, lineType=cv2.LINE_4, shift=_SHIFT)
-    cv2.polylines(canvas, polys, False, OCCUPIED, thickness, cv2.LINE_4, _SHIFT)
+        fixed = [np.round(c * _ONE).astype(np.int32).reshape(-1, 1, 2) for c in cells]
+        cv2.fillPoly(canvas, fixed, OCCUPIED, lineType=cv2.LINE_4, shift=_SHIFT)
+    # OpenCV draws 8-connected lines whenever a fractional shift is used, so the outlines
+    # are drawn on whole cells to stay 4-connected.
+    whole = [np.round(c).astype(np.int32).reshape(-1, 1, 2) for c in cells]
+    cv2.polylines(canvas, whole, False, OCCUPIED, thickness, cv2.LINE_4)
     return OccupancyGridData(canvas.view(np.int8), resolution, origin)
 
 

@@ -1,0 +1,187 @@
+"""Single-track model ST (CommonRoad), with CommonRoad's switch to kinematics at low speed.
+
+Source: Althoff & Wuersching, "CommonRoad: Vehicle Models", 2020, Sec. 5 (single-track model),
+and ``vehiclemodels.vehicle_dynamics_st`` v3.0.2, reproduced operation by operation. Reference
+point: **centre of gravity**. Linear tyres (cornering stiffness scaled by friction and load,
+with load transfer from the longitudinal acceleration).
+
+State x (SI units):
+    0  x       CoG position, world frame [m]
+    1  y       [m]
+    2  delta   front wheel steering angle, positive left [rad]
+    3  v       CoG speed (magnitude along the velocity direction) [m/s]
+    4  psi     yaw angle [rad]
+    5  psi'    yaw rate [rad/s]
+    6  beta    side slip angle at the CoG [rad]
+
+Input u: 0 steering rate v_delta [rad/s], 1 longitudinal acceleration a_long [m/s^2], both
+clipped by :mod:`~arsim_core.dynamics.constraints` first.
+
+Equations for |v| >= 0.1 m/s (g = 9.81, l = lf + lr, Fzf ~ g lr - a h, Fzr ~ g lf + a h):
+    x' = v cos(psi + beta),  y' = v sin(psi + beta),  delta' = v_delta,  v' = a_long,
+    psi'' = -mu m / (v I l) (lf^2 C_Sf Fzf + lr^2 C_Sr Fzr) psi'
+            + mu m / (I l) (lr C_Sr Fzr - lf C_Sf Fzf) beta + mu m / (I l) lf C_Sf Fzf delta
+    beta' = (mu / (v^2 l) (C_Sr Fzr lr - C_Sf Fzf lf) - 1) psi'
+            - mu / (v l) (C_Sr Fzr + C_Sf Fzf) beta + mu / (v l) C_Sf Fzf delta
+For |v| < 0.1 m/s the positions, delta, v and psi follow the kinematic model about the CoG and
+psi', beta are driven by the time derivatives of their kinematic values (CommonRoad's formula,
+including its ``(tan(delta)^2 lr / l)^2`` term, is kept as is so results match CommonRoad).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import MutableSequence, Sequence
+from typing import ClassVar
+
+from ._jit import kernel, python_function
+from .base import VehicleModel
+from .constraints import acceleration, steering_rate
+from .controllers import control
+from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update
+from .ks import kinematic_cog
+from .params import (
+    A_MAX,
+    C_SF,
+    C_SR,
+    GRAVITY,
+    H_COG,
+    I_Z,
+    LF,
+    LR,
+    MASS,
+    MU,
+    STEER_MAX,
+    STEER_MIN,
+    SV_MAX,
+    SV_MIN,
+    V_MAX,
+    V_MIN,
+    V_SWITCH,
+    CarParameters,
+    pack,
+)
+
+X, Y, STEER, V, YAW, YAW_RATE, BETA = range(7)
+N_STATES = 7
+#: Below this |v| [m/s] ST uses the kinematic equations (CommonRoad's threshold).
+V_KINEMATIC = 0.1
+
+
+@kernel
+def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
+        out: MutableSequence[float]) -> None:
+    """ST derivative into ``out`` (packed parameters ``p``); see the module docstring."""
+    g = GRAVITY
+    mu = p[MU]
+    C_Sf = p[C_SF]
+    C_Sr = p[C_SR]
+    lf = p[LF]
+    lr = p[LR]
+    h = p[H_COG]
+    m = p[MASS]
+    I = p[I_Z]
+    sv = steering_rate(x[2], u0, p[STEER_MIN], p[STEER_MAX], p[SV_MIN], p[SV_MAX])
+    acc = acceleration(x[3], u1, p[V_SWITCH], p[A_MAX], p[V_MIN], p[V_MAX])
+
+    if abs(x[3]) < V_KINEMATIC:
+        lwb = lf + lr
+        kinematic_cog(x, sv, acc, lf, lr, out)
+        d_beta = (lr * sv) / (lwb * math.cos(x[2]) ** 2
+                              * (1 + (math.tan(x[2]) ** 2 * lr / lwb) ** 2))
+        dd_psi = 1 / lwb * (acc * math.cos(x[6]) * math.tan(x[2])
+                            - x[3] * math.sin(x[6]) * d_beta * math.tan(x[2])
+                            + x[3] * math.cos(x[6]) * sv / math.cos(x[2]) ** 2)
+        out[5] = dd_psi
+        out[6] = d_beta
+        return
+
+    out[0] = x[3] * math.cos(x[6] + x[4])
+    out[1] = x[3] * math.sin(x[6] + x[4])
+    out[2] = sv
+    out[3] = acc
+    out[4] = x[5]
+    out[5] = (-mu * m / (x[3] * I * (lr + lf))
+              * (lf ** 2 * C_Sf * (g * lr - acc * h) + lr ** 2 * C_Sr * (g * lf + acc * h)) * x[5]
+              + mu * m / (I * (lr + lf))
+              * (lr * C_Sr * (g * lf + acc * h) - lf * C_Sf * (g * lr - acc * h)) * x[6]
+              + mu * m / (I * (lr + lf)) * lf * C_Sf * (g * lr - acc * h) * x[2])
+    out[6] = ((mu / (x[3] ** 2 * (lr + lf))
+               * (C_Sr * (g * lf + acc * h) * lr - C_Sf * (g * lr - acc * h) * lf) - 1) * x[5]
+              - mu / (x[3] * (lr + lf)) * (C_Sr * (g * lf + acc * h) + C_Sf * (g * lr - acc * h))
+              * x[6]
+              + mu / (x[3] * (lr + lf)) * (C_Sf * (g * lr - acc * h)) * x[2])
+
+
+_rhs = python_function(rhs)
+
+
+def derivative(x: Sequence[float], u: Sequence[float], p: CarParameters) -> list[float]:
+    """ST dx/dt (pure). State, input, units and equations: see :mod:`arsim_core.dynamics.st`."""
+    out = [0.0] * N_STATES
+    _rhs(x, float(u[0]), float(u[1]), pack(p), out)
+    return out
+
+
+@kernel
+def advance(x: MutableSequence[float], p: Sequence[float], c: MutableSequence[float], n: int,
+            h: float, method: int, buf: Sequence[MutableSequence[float]]) -> bool:
+    """``n`` controller + integrator sub-steps of ``h`` s in place; False once x is not finite."""
+    k1, k2, k3, k4, tmp = buf[0], buf[1], buf[2], buf[3], buf[4]
+    for _ in range(n):
+        u0, u1 = control(x[STEER], x[V], p, c, h)
+        rhs(x, u0, u1, p, k1)
+        if method == RK4:
+            rk4_stage(tmp, x, k1, 0.5 * h)
+            rhs(tmp, u0, u1, p, k2)
+            rk4_stage(tmp, x, k2, 0.5 * h)
+            rhs(tmp, u0, u1, p, k3)
+            rk4_stage(tmp, x, k3, h)
+            rhs(tmp, u0, u1, p, k4)
+            rk4_update(x, k1, k2, k3, k4, h)
+        else:
+            euler_update(x, k1, h)
+        if not all_finite(x):
+            return False
+    return True
+
+
+def slip_body_velocity(x: Sequence[float]) -> tuple[float, float, float]:
+    """(v cos(beta), v sin(beta), psi') for the ST/STD state layout."""
+    v, beta = float(x[V]), float(x[BETA])
+    return v * math.cos(beta), v * math.sin(beta), float(x[YAW_RATE])
+
+
+def slip_body_acceleration(x: Sequence[float], dx: Sequence[float]) -> tuple[float, float]:
+    """Car-frame acceleration of the CoG from v, beta and their derivatives (ST/STD layout).
+
+    With vx = v cos(beta), vy = v sin(beta): ax = vx' - psi' vy, ay = vy' + psi' vx, i.e.
+    ax = v' cos(beta) - v sin(beta) (beta' + psi'), ay = v' sin(beta) + v cos(beta) (beta' + psi').
+    """
+    v, beta = float(x[V]), float(x[BETA])
+    turn = dx[BETA] + dx[YAW]
+    cb, sb = math.cos(beta), math.sin(beta)
+    return dx[V] * cb - v * sb * turn, dx[V] * sb + v * cb * turn
+
+
+class SingleTrack(VehicleModel):
+    """ST: single-track model with linear tyres (CommonRoad ST), CoG reference point."""
+
+    name: ClassVar[str] = 'st'
+    state_names: ClassVar[tuple[str, ...]] = (
+        'x', 'y', 'steering_angle', 'speed', 'yaw', 'yaw_rate', 'slip_angle')
+    reference_point: ClassVar[str] = 'centre of gravity'
+    derivative = staticmethod(derivative)
+    advance_kernel = advance
+    rhs_kernel = rhs
+
+    @classmethod
+    def body_velocity(cls, x: Sequence[float], p: CarParameters) -> tuple[float, float, float]:
+        """(v cos(beta), v sin(beta), yaw rate) at the CoG."""
+        return slip_body_velocity(x)
+
+    @classmethod
+    def body_acceleration(cls, x: Sequence[float], u: Sequence[float],
+                          p: CarParameters) -> tuple[float, float]:
+        """Exact car-frame CoG acceleration, see :func:`slip_body_acceleration`."""
+        return slip_body_acceleration(x, derivative(x, u, p))

@@ -1,0 +1,254 @@
+"""One simulated car: model + integrator + controller, stepped by the ROS dynamics node.
+
+Hot path: :meth:`Vehicle.advance` runs all sub-steps of a call (controller, integrator,
+finiteness check) in one compiled kernel when numba is available, so the per-call cost is a
+single dispatch (~1 us). User models and installs without numba use the same code as plain
+Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArsimError
+from ._jit import NUMBA_ENABLED, python_function
+from .base import VehicleModel
+from .config import VehicleConfig
+from .controllers import (
+    ACCEL_LIMIT,
+    BRAKE,
+    JERK_LIMIT,
+    LAST_ACCEL,
+    LAST_SV,
+    MODE,
+    MODE_ACKERMANN,
+    MODE_NORMALISED,
+    SPEED_TARGET,
+    STEER_TARGET,
+    SV_LIMIT,
+    THROTTLE,
+    control,
+    initial_controller,
+)
+from .integrators import INTEGRATORS, METHOD_IDS
+from .params import pack
+
+
+class ModelDivergedError(ArsimError):
+    """The vehicle state became NaN or infinite; call :meth:`Vehicle.reset` to continue."""
+
+
+def _clip(value: float, lo: float, hi: float) -> float:
+    return lo if value < lo else min(value, hi)
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f'{name} must be finite, got {value!r}')
+    return value
+
+
+class Vehicle:
+    """A car driven by Ackermann or normalised commands (see :mod:`.controllers`).
+
+    Frames: world frame for ``pose``; car frame (REP-103: x forward, y left, z up) for
+    velocities and accelerations, all at the model's reference point
+    (``config.model.reference_point``: rear axle for KS, centre of gravity for ST/STD).
+    """
+
+    def __init__(self, config: VehicleConfig) -> None:
+        self._config = config
+        self._model: type[VehicleModel] = config.model
+        self._params = config.params
+        self._rate = config.physics_rate_hz
+        self._method = METHOD_IDS[config.integrator]
+        self._step = INTEGRATORS[config.integrator]
+        kernel = config.model.advance_kernel
+        self._kernel = kernel
+        self._compiled = kernel is not None and NUMBA_ENABLED
+        n = len(config.model.state_names)
+        pvec = pack(config.params)
+        cvec = initial_controller(config.controller, config.params)
+        if self._compiled:
+            self._p: Any = np.array(pvec, dtype=np.float64)
+            self._c: Any = np.array(cvec, dtype=np.float64)
+            self._x: Any = np.zeros(n, dtype=np.float64)
+            self._buf: Any = np.zeros((5, n), dtype=np.float64)
+        else:
+            self._p = list(pvec)
+            self._c = cvec
+            self._x = [0.0] * n
+            self._buf = [[0.0] * n for _ in range(5)]
+        self._control = python_function(control)
+        self._diverged = False
+        self._time = 0.0
+        self.reset(0.0, 0.0, 0.0)
+        if self._compiled:
+            # compile (or load from the on-disk cache) now rather than in the first sim step
+            assert self._kernel is not None
+            self._kernel(self._x, self._p, self._c, 0, 1.0, self._method, self._buf)
+
+    # --- commands ---------------------------------------------------------------------------
+    def reset(self, x: float, y: float, yaw: float, speed: float = 0.0) -> None:
+        """Place the reference point at (x, y) [m] heading ``yaw`` [rad], straight wheels.
+
+        The Ackermann target becomes (speed, 0 rad) so the car holds its speed, and a diverged
+        vehicle becomes usable again.
+        """
+        state = self._model.initial_state(_finite('x', x), _finite('y', y), _finite('yaw', yaw),
+                                          _finite('speed', speed), self._params)
+        self._model.project(state, self._params)
+        if len(state) != len(self._model.state_names):
+            raise ValueError(f'{self._model.__name__}.initial_state returned {len(state)} '
+                             f'values for {len(self._model.state_names)} states')
+        for i, v in enumerate(state):
+            self._x[i] = float(v)
+        self._diverged = False
+        self._time = 0.0
+        self._c[LAST_ACCEL] = 0.0
+        self._c[LAST_SV] = 0.0
+        self.set_ackermann(speed, 0.0)
+
+    def set_ackermann(self, speed: float, steering_angle: float,
+                      steering_angle_velocity: float = 0.0, acceleration: float = 0.0,
+                      jerk: float = 0.0) -> None:
+        """Ackermann target, ``ackermann_msgs/AckermannDrive`` semantics.
+
+        speed [m/s], steering_angle [rad, + left]; the three limits are magnitudes
+        (rad/s, m/s^2, m/s^3) and 0 means "as fast as the car can". Targets beyond the
+        car's limits are clipped to them.
+        """
+        p = self._params
+        c = self._c
+        c[MODE] = MODE_ACKERMANN
+        c[SPEED_TARGET] = _clip(_finite('speed', speed), p.longitudinal.min_speed,
+                                p.longitudinal.max_speed)
+        c[STEER_TARGET] = _clip(_finite('steering_angle', steering_angle),
+                                p.steering.min_angle, p.steering.max_angle)
+        c[SV_LIMIT] = abs(_finite('steering_angle_velocity', steering_angle_velocity))
+        c[ACCEL_LIMIT] = abs(_finite('acceleration', acceleration))
+        c[JERK_LIMIT] = abs(_finite('jerk', jerk))
+
+    def set_normalised(self, throttle: float, brake: float, steering: float) -> None:
+        """Normalised command: throttle, brake in [0, 1], steering in [-1, 1] (+ left).
+
+        Values are clipped to their ranges; steering 1 is the car's full left lock.
+        """
+        p = self._params
+        c = self._c
+        c[MODE] = MODE_NORMALISED
+        c[THROTTLE] = _clip(_finite('throttle', throttle), 0.0, 1.0)
+        c[BRAKE] = _clip(_finite('brake', brake), 0.0, 1.0)
+        s = _clip(_finite('steering', steering), -1.0, 1.0)
+        c[STEER_TARGET] = s * p.steering.max_angle if s >= 0.0 else -s * p.steering.min_angle
+        c[SV_LIMIT] = 0.0
+        c[ACCEL_LIMIT] = 0.0
+        c[JERK_LIMIT] = 0.0
+
+    def advance(self, dt: float) -> None:
+        """Simulate ``dt`` seconds in ceil(dt * physics_rate_hz) equal sub-steps.
+
+        Raises ModelDivergedError if the state becomes non-finite (then again on every call
+        until :meth:`reset`).
+        """
+        if self._diverged:
+            raise ModelDivergedError(f'{self._config.source}: model {self._config.model_name} '
+                                     'diverged earlier; reset() the vehicle first')
+        if not dt > 0.0:
+            if dt == 0.0:
+                return
+            raise ValueError(f'dt must be >= 0, got {dt!r}')
+        n = max(1, math.ceil(dt * self._rate - 1e-9))
+        h = dt / n
+        try:
+            if self._kernel is not None:
+                ok = self._kernel(self._x, self._p, self._c, n, h, self._method, self._buf)
+            else:
+                ok = self._advance_generic(n, h)
+        except (ArithmeticError, ValueError):  # pure-Python math errors mean divergence too
+            ok = False
+        if not ok:
+            self._diverged = True
+            raise ModelDivergedError(
+                f'{self._config.source}: model {self._config.model_name} diverged within '
+                f'{dt:g} s after t = {self._time:g} s (state {list(self.state)}); lower the '
+                f'time step (physics_rate_hz) or check the parameters')
+        self._time += dt
+
+    def _advance_generic(self, n: int, h: float) -> bool:
+        """Sub-step loop for models without a kernel (plain Python, any derivative)."""
+        model, params, c, pv = self._model, self._params, self._c, self._p
+        f, step, ctrl = model.derivative, self._step, self._control
+        x: Sequence[float] = self._x
+        for _ in range(n):
+            u = ctrl(model.steering_angle(x), model.speed(x), pv, c, h)
+            new = step(f, x, u, params, h)
+            model.project(new, params)
+            if not all(math.isfinite(v) for v in new):
+                self._x[:] = [float(v) for v in new]
+                return False
+            x = new
+        self._x[:] = [float(v) for v in x]
+        return True
+
+    # --- read-out ---------------------------------------------------------------------------
+    @property
+    def pose(self) -> tuple[float, float, float]:
+        """(x [m], y [m], yaw [rad]) of the reference point, world frame, yaw in [-pi, pi).
+
+        The yaw state itself is continuous (not wrapped), see ``state``.
+        """
+        x, y, yaw = self._model.pose(self._x)
+        return x, y, (yaw + math.pi) % math.tau - math.pi
+
+    @property
+    def body_velocity(self) -> tuple[float, float, float]:
+        """(vx [m/s], vy [m/s], yaw rate [rad/s]) in the car frame (REP-103)."""
+        return self._model.body_velocity(self._x, self._params)
+
+    @property
+    def body_acceleration(self) -> tuple[float, float]:
+        """(ax, ay) [m/s^2] in the car frame, gravity excluded, under the last applied input."""
+        u = (float(self._c[LAST_SV]), float(self._c[LAST_ACCEL]))
+        x = self._x.tolist() if self._compiled else list(self._x)
+        return self._model.body_acceleration(x, u, self._params)
+
+    @property
+    def steering_angle(self) -> float:
+        """Front wheel steering angle [rad], positive left."""
+        return self._model.steering_angle(self._x)
+
+    @property
+    def speed(self) -> float:
+        """The model's speed state [m/s] (what the speed controller tracks)."""
+        return self._model.speed(self._x)
+
+    @property
+    def state(self) -> np.ndarray:
+        """Copy of the raw state vector (layout: ``config.model.state_names``)."""
+        return np.array(self._x, dtype=np.float64)
+
+    @property
+    def model_name(self) -> str:
+        """``model:`` value of the profile, e.g. ``st`` or ``my_model.py:MyModel``."""
+        return self._config.model_name
+
+    @property
+    def config(self) -> VehicleConfig:
+        """The configuration this vehicle was built from."""
+        return self._config
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the last reset [s]."""
+        return self._time
+
+    @property
+    def compiled(self) -> bool:
+        """True when advance() runs a numba-compiled kernel."""
+        return self._compiled

@@ -21,8 +21,7 @@ def test_default_scenario_starts_backend_bridge_track_and_car_nodes(repo_root: P
     assert not nodes['backend'].ros and nodes['backend'].required
     assert nodes['arsim_bridge'].required
     assert '--address' in nodes['backend'].arguments
-    assert 'use_sim_time' not in nodes['arsim_bridge'].parameters  # it owns the clock
-    assert nodes['ego_dynamics'].parameters['use_sim_time'] is True
+    assert nodes['ego_dynamics'].parameters['car'] == 'ego'
     assert dict(nodes['ego_dynamics'].remappings)['drive'] == '/drive'
     assert dict(nodes['ego_dynamics'].remappings)['initialpose'] == '/initialpose'
     sensors = dict(nodes['ego_sensors'].remappings)

@@ -141,32 +141,35 @@ class Stepper:
         return self.subscribed
 
     def loop(self) -> None:
+        """Pipelined: once every car has reached frame k, /clock moves on to k+1, so the
+        dynamics nodes integrate the next frame while the backend renders this one."""
         period = self.scenario.frame_period_ns
         rtf = self.scenario.real_time_factor
         timeout = self.scenario.backend.timeout_s
         wall_start = time.monotonic()
         status_at = wall_start + STATUS_PERIOD_S
-        step = 0
+        step = 1
+        self.bridge.publish_clock(period)
         while rclpy.ok():
-            step += 1
             now = step * period
-            self.bridge.publish_clock(now)
             if not self.spin_until(lambda: self._cars_at(now), timeout, 'cars'):
                 late = [c.name for c in self.scenario.cars if not self._car_at(c.name, now)]
                 self.log.warn(f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
                               f'last state', throttle_duration_sec=2.0)
-            self._render(step, now)
             if rtf > 0.0:
                 delay = wall_start + now / 1e9 / rtf - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
+            states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
+            self.bridge.publish_clock(now + period)
+            self._render(step, now, states)
             if time.monotonic() >= status_at:
                 status_at += STATUS_PERIOD_S
                 self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
                               f'{now / 1e9 / (time.monotonic() - wall_start):.1f}')
+            step += 1
 
-    def _render(self, step: int, now: int) -> None:
-        states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
+    def _render(self, step: int, now: int, states: dict[str, CarState]) -> None:
         cars = [{'id': name, 'pose': [s.pose.position.x, s.pose.position.y, s.pose.position.z,
                                       0.0, 0.0, yaw_of(s.pose)]}
                 for name, s in states.items()]

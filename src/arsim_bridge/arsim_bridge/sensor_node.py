@@ -11,7 +11,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import zmq
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
@@ -42,8 +41,18 @@ class SensorNode(Node):
         self.odom_pub = self.create_publisher(Odometry, 'odom', qos.SENSOR)
         self.tf_pub = self.create_publisher(TFMessage, '/tf', qos.TF)
         self.tf_static_pub = self.create_publisher(TFMessage, '/tf_static', qos.TF_STATIC)
+        lidars = [s for s in self.car.profile.sensors if isinstance(s, Lidar2DSpec)]
         self.scan_pubs = {s.name: self.create_publisher(LaserScan, s.name, qos.SENSOR)
-                          for s in self.car.profile.sensors if isinstance(s, Lidar2DSpec)}
+                          for s in lidars}
+        # Messages are filled once and only their changing fields are set per frame.
+        self._scans = {s.name: self._scan_template(s) for s in lidars}
+        self._odom = Odometry()
+        self._odom.header.frame_id = self.names.odom_frame
+        self._odom.child_frame_id = self.names.base_frame
+        transform = TransformStamped()
+        transform.header.frame_id = self.names.odom_frame
+        transform.child_frame_id = self.names.base_frame
+        self._tf = TFMessage(transforms=[transform])
         self._publish_static()
 
         self._socket = zmq.Context.instance().socket(zmq.SUB)
@@ -90,47 +99,42 @@ class SensorNode(Node):
             if self.odom_origin is None:
                 self.odom_origin = (x, y, yaw)
             x, y, yaw = relative_pose(self.odom_origin, (x, y, yaw))
-        qx, qy, qz, qw = yaw_to_quaternion(yaw)
-
-        odom = Odometry()
+        q = self._odom.pose.pose.orientation
+        q.x, q.y, q.z, q.w = yaw_to_quaternion(yaw)
+        odom = self._odom
         odom.header.stamp = stamp
-        odom.header.frame_id = self.names.odom_frame
-        odom.child_frame_id = self.names.base_frame
-        p, o = odom.pose.pose.position, odom.pose.pose.orientation
+        p = odom.pose.pose.position
         p.x, p.y = float(x), float(y)
-        o.x, o.y, o.z, o.w = qx, qy, qz, qw
         vx, vy, wz = state['twist']
         odom.twist.twist.linear.x, odom.twist.twist.linear.y = float(vx), float(vy)
         odom.twist.twist.angular.z = float(wz)
         self.odom_pub.publish(odom)
 
-        tf = TransformStamped()
-        tf.header = odom.header
-        tf.child_frame_id = self.names.base_frame
+        tf = self._tf.transforms[0]
+        tf.header.stamp = stamp
         tf.transform.translation.x, tf.transform.translation.y = float(x), float(y)
-        tf.transform.rotation = odom.pose.pose.orientation
-        self.tf_pub.publish(TFMessage(transforms=[tf]))
+        tf.transform.rotation = q
+        self.tf_pub.publish(self._tf)
 
         for entry in message.header['frames']:
-            publisher = self.scan_pubs.get(entry.get('sensor'))
-            if publisher is not None:
-                publisher.publish(self._scan(entry['sensor'], message.arrays[entry['name']],
-                                             stamp))
+            scan = self._scans.get(entry.get('sensor'))
+            if scan is not None:
+                scan.header.stamp = stamp
+                values = array.array('f')
+                values.frombytes(message.arrays[entry['name']].tobytes())
+                scan.ranges = values
+                self.scan_pubs[entry['sensor']].publish(scan)
 
-    def _scan(self, sensor: str, ranges: np.ndarray, stamp: Any) -> LaserScan:
-        spec = self.car.profile.sensor(sensor)
+    def _scan_template(self, spec: Lidar2DSpec) -> LaserScan:
+        """Everything of a LaserScan but the stamp and the ranges, filled once."""
         scan = LaserScan()
-        scan.header.stamp = stamp
-        scan.header.frame_id = self.names.sensor_frames[sensor]
+        scan.header.frame_id = self.names.sensor_frames[spec.name]
         scan.angle_min = spec.angle_min
         scan.angle_max = spec.angle_min + spec.angle_increment * (spec.beams - 1)
         scan.angle_increment = spec.angle_increment
         scan.scan_time = 1.0 / spec.rate_hz
         scan.range_min = spec.range_min
         scan.range_max = spec.range_max
-        values = array.array('f')
-        values.frombytes(np.ascontiguousarray(ranges, dtype=np.float32).tobytes())
-        scan.ranges = values
         return scan
 
     def destroy_node(self) -> None:

@@ -34,9 +34,10 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                    overrides: dict[str, Any] | None = None) -> list[NodeSpec]:
     """Every process of the scenario: backend (if embedded), bridge, track loader, and per car
     a dynamics node and a sensor republisher."""
+    # No node here needs a TimeSource: the bridge owns /clock and the others stamp their output
+    # with the frame time they were handed, so every stamp is sim time without one.
     common = {'settings_file': str(settings_file), 'resources_dir': str(scenario.resources),
               'settings_overrides': yaml.safe_dump(overrides) if overrides else ''}
-    sim_time = {**common, 'use_sim_time': True}
     names = scenario.topic_map
     nodes: list[NodeSpec] = []
     if scenario.backend.kind == 'embedded':
@@ -44,10 +45,10 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                               arguments=('--address', scenario.backend.address)))
     nodes.append(NodeSpec('arsim_bridge', 'bridge', 'arsim_bridge', 'arsim', common,
                           (('track', names.track_topic),), required=True))
-    nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', sim_time,
+    nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
                           (('map', names.map_topic), ('track', names.track_topic))))
     for car in scenario.cars:
-        nodes.extend(_car_nodes(scenario, car, sim_time))
+        nodes.extend(_car_nodes(scenario, car, common))
     return nodes
 
 

@@ -42,7 +42,10 @@ def command(spec: NodeSpec, params_dir: Path) -> list[str]:
     return args
 
 
-def _die_with_parent() -> None:
+def _child_setup() -> None:
+    """Own process group, so a terminal's Ctrl-C reaches only the runner, which then stops the
+    children once and in order; and death with the runner, so nothing is orphaned."""
+    os.setpgid(0, 0)
     try:
         libc = ctypes.CDLL('libc.so.6', use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -61,7 +64,7 @@ class ProcessGroup:
     def start(self) -> None:
         for spec in self.specs:
             process = subprocess.Popen(command(spec, Path(self._tmp.name)),
-                                       preexec_fn=_die_with_parent)
+                                       preexec_fn=_child_setup)
             self.children.append((spec, process))
 
     def wait(self, grace_s: float) -> int:

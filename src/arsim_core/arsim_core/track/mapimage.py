@@ -128,3 +128,34 @@ def walls_from_occupancy(
             pts = np.vstack([pts, pts[:1]])
         walls.append(grid.cell_to_world(pts[:, 0] + 0.5, pts[:, 1] + 0.5))
     return tuple(walls)
+
+
+def write_ros_map(grid: OccupancyGridData, yaml_path: Path, image_suffix: str = '.png') -> Path:
+    """Save a grid the way ``map_saver`` does: an image (occupied black, free white, unknown
+    grey, top row = far edge) and a yaml with resolution, origin and thresholds.
+    """
+    yaml_path = Path(yaml_path)
+    image_path = yaml_path.with_suffix(image_suffix)
+    data = grid.data[::-1]
+    img = np.full(data.shape, 205, dtype=np.uint8)
+    img[data == FREE] = 254
+    img[data == OCCUPIED] = 0
+    text = (
+        f'image: {image_path.name}\n'
+        f'mode: trinary\n'
+        f'resolution: {grid.resolution:.6g}\n'
+        f'origin: [{grid.origin[0]:.6f}, {grid.origin[1]:.6f}, {grid.origin[2]:.6f}]\n'
+        'negate: 0\n'
+        'occupied_thresh: 0.65\n'
+        'free_thresh: 0.196\n'
+    )
+    try:
+        yaml_path.parent.mkdir(parents=True, exist_ok=True)
+        if not cv2.imwrite(str(image_path), img):
+            msg = f'{image_path}: cannot write map image'
+            raise TrackError(msg)
+        yaml_path.write_text(text, encoding='utf-8')
+    except OSError as exc:
+        msg = f'{yaml_path}: cannot write map: {exc}'
+        raise TrackError(msg) from exc
+    return yaml_path

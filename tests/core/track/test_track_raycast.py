@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
-from lap_driver import drive_lap
+from track_lap_driver import drive_lap
 
 
 @pytest.fixture(scope='module')
@@ -59,8 +59,10 @@ def test_ray_distances_match_walls(ring, ray_caster):
     ang = rng.uniform(0, 2 * np.pi, idx.size)
     dirs = np.column_stack([np.cos(ang), np.sin(ang)])
     origins = ring.centerline[idx]
-    dist, _ = caster.cast(np.column_stack([origins, np.full(idx.size, 0.1)]),
-                          np.column_stack([dirs, np.zeros(idx.size)]))
+    dist, _ = caster.cast(
+        np.column_stack([origins, np.full(idx.size, 0.1)]),
+        np.column_stack([dirs, np.zeros(idx.size)]),
+    )
     expected = _walls_2d_distance(ring.walls, origins, dirs)
     np.testing.assert_allclose(dist, expected, atol=2e-3)
 

@@ -207,8 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('output', help='TUM CSV to write')
     p.add_argument('--spacing', type=float, default=None, help='point spacing, m')
     p.add_argument('--clockwise', action='store_true', help='drive clockwise')
-    p.add_argument('--seed-point', type=float, nargs=2, metavar=('X', 'Y'),
-                   help='a point on the track when the map has several closed areas')
+    p.add_argument(
+        '--seed-point',
+        type=float,
+        nargs=2,
+        metavar=('X', 'Y'),
+        help='a point on the track when the map has several closed areas',
+    )
     p.set_defaults(func=cmd_centerline)
 
     p = sub.add_parser('spline', help='smooth centerline through control points')

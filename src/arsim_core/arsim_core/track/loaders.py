@@ -232,7 +232,7 @@ def load_ros_map(path: Path, opts: TrackOptions) -> Track:
 
     grid, _, _ = read_ros_map(path)
     grid = _scaled_grid(grid, opts.scale)
-    simplify = float(opts.extra.get('simplify_cells', 0.5))
+    simplify = float(opts.extra.get('simplify_cells', 0.3))
     min_cells = int(opts.extra.get('min_region_cells', 1))
     walls = walls_from_occupancy(grid, simplify_cells=simplify, min_cells=min_cells)
     if not walls:

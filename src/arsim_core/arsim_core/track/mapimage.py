@@ -99,14 +99,15 @@ def read_ros_map(yaml_path: Path) -> tuple[OccupancyGridData, Path, Mapping[str,
 
 
 def walls_from_occupancy(
-    grid: OccupancyGridData, simplify_cells: float = 0.5, min_cells: int = 1
+    grid: OccupancyGridData, simplify_cells: float = 0.3, min_cells: int = 1
 ) -> tuple[np.ndarray, ...]:
     """Outlines of occupied regions as closed world polylines (outer outlines and holes).
 
     Outlines run through the centres of the boundary cells, so filling them (even-odd)
     reproduces the occupied cells. Regions of one cell become a cell-sized square so that
     they still make a barrier when extruded. ``simplify_cells`` is the Douglas-Peucker
-    tolerance in cells; ``min_cells`` drops specks smaller than that many cells.
+    tolerance in cells (0.3 only merges collinear runs, keeping the round trip exact);
+    ``min_cells`` drops specks smaller than that many cells.
     """
     mask = (grid.data == OCCUPIED).astype(np.uint8)
     if min_cells > 1:

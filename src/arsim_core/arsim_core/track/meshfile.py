@@ -134,7 +134,7 @@ def read_track_mesh(path: Path, scale: float = 1.0, up_axis: str = 'auto') -> Tr
         msg = f'{path}: mesh file not found'
         raise TrackError(msg)
     if up_axis not in ('auto', 'y', 'z'):
-        msg = f"{path}: up_axis must be auto, y or z, got {up_axis!r}"
+        msg = f'{path}: up_axis must be auto, y or z, got {up_axis!r}'
         raise TrackError(msg)
     reader = _read_obj if path.suffix.lower() == '.obj' else _read_with_trimesh
     verts, tris, labels = [], [], []
@@ -185,9 +185,7 @@ def _chain_segments(segments: np.ndarray, tol: float) -> list[np.ndarray]:
             used.add(frozenset((start, first)))
             while True:
                 tail = chain[-1]
-                nxt = next(
-                    (n for n in adjacency[tail] if frozenset((tail, n)) not in used), None
-                )
+                nxt = next((n for n in adjacency[tail] if frozenset((tail, n)) not in used), None)
                 if nxt is None:
                     break
                 used.add(frozenset((tail, nxt)))

@@ -64,8 +64,15 @@ def render_preview(track: Track, size: int = 1200, margin_px: int = 40) -> np.nd
     arrow = max(0.04 * span, 0.5)
     a = px(np.array([x, y])).reshape(2) // 16
     b = px(np.array([x + arrow * math.cos(yaw), y + arrow * math.sin(yaw)])).reshape(2) // 16
-    cv2.arrowedLine(img, tuple(int(v) for v in a), tuple(int(v) for v in b), _START, 3,
-                    cv2.LINE_AA, tipLength=0.35)
+    cv2.arrowedLine(
+        img,
+        tuple(int(v) for v in a),
+        tuple(int(v) for v in b),
+        _START,
+        3,
+        cv2.LINE_AA,
+        tipLength=0.35,
+    )
     cv2.circle(img, tuple(int(v) for v in a), 6, _START, -1, cv2.LINE_AA)
     # Scale bar in the bottom-left corner.
     bar = _nice_length(span / 5.0)
@@ -75,15 +82,13 @@ def render_preview(track: Track, size: int = 1200, margin_px: int = 40) -> np.nd
     for xe in (x0, x1):
         cv2.line(img, (xe, y0 - 6), (xe, y0 + 6), _TEXT, 2)
     label = f'{bar:g} m'
-    cv2.putText(img, label, (x1 + 10, y0 + 6), cv2.FONT_HERSHEY_SIMPLEX, 0.6, _TEXT, 1,
-                cv2.LINE_AA)
+    cv2.putText(img, label, (x1 + 10, y0 + 6), cv2.FONT_HERSHEY_SIMPLEX, 0.6, _TEXT, 1, cv2.LINE_AA)
     width_total = track.width_left + track.width_right
     title = (
         f'{track.name}: {track.length:.1f} m, width {width_total.min():.2f}-'
         f'{width_total.max():.2f} m'
     )
-    cv2.putText(img, title, (margin_px, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, _TEXT, 2,
-                cv2.LINE_AA)
+    cv2.putText(img, title, (margin_px, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, _TEXT, 2, cv2.LINE_AA)
     return img
 
 

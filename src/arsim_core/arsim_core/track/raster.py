@@ -1,8 +1,9 @@
 """Rasterising track walls into a ROS occupancy grid (the ``/map`` a planner or localiser sees).
 
 Walls are drawn with OpenCV, which keeps a full-scale circuit at 0.2 m per cell well under a
-second. Lines are 4-connected so that a ray marched cell by cell through the grid, or a flood
-fill of the free space, can never slip diagonally through a wall.
+second. Wall lines are 4-connected so that a ray marched cell by cell through the grid, or a
+flood fill of the free space, can never slip diagonally through a wall. Outlines of occupied
+map regions are filled, which turns a map's walls back into the very cells they came from.
 """
 
 from __future__ import annotations
@@ -71,12 +72,16 @@ def rasterize_walls(
     if wall_thickness is not None:
         thickness = max(1, round(wall_thickness / resolution))
     if closed_fill:
+        # Outlines of occupied regions run through cell centres: filling them in fixed point
+        # gives back exactly the cells they were traced from.
         fixed = [np.round(c * _ONE).astype(np.int32).reshape(-1, 1, 2) for c in cells]
-        cv2.fillPoly(canvas, fixed, OCCUPIED, lineType=cv2.LINE_4, shift=_SHIFT)
-    # OpenCV draws 8-connected lines whenever a fractional shift is used, so the outlines
-    # are drawn on whole cells to stay 4-connected.
-    whole = [np.round(c).astype(np.int32).reshape(-1, 1, 2) for c in cells]
-    cv2.polylines(canvas, whole, False, OCCUPIED, thickness, cv2.LINE_4)
+        cv2.fillPoly(canvas, fixed, OCCUPIED, cv2.LINE_8, _SHIFT)
+        cv2.polylines(canvas, fixed, False, OCCUPIED, thickness, cv2.LINE_8, _SHIFT)
+    else:
+        # OpenCV draws 8-connected lines whenever a fractional shift is used, so lines are
+        # drawn on whole cells to stay 4-connected.
+        whole = [np.floor(c + 0.5).astype(np.int32).reshape(-1, 1, 2) for c in cells]
+        cv2.polylines(canvas, whole, False, OCCUPIED, thickness, cv2.LINE_4)
     return OccupancyGridData(canvas.view(np.int8), resolution, origin)
 
 

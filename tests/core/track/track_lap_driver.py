@@ -88,9 +88,7 @@ def drive_lap(
         target = follow_the_gap(ranges, angles)
         steer = float(np.clip(target * 0.9, -MAX_STEER, MAX_STEER))
         ahead = ranges[np.abs(angles) < 0.1].min()
-        v = vmin + (vmax - vmin) * np.clip((ahead - 2.0) / 4.0, 0, 1) * (
-            1 - abs(steer) / MAX_STEER
-        )
+        v = vmin + (vmax - vmin) * np.clip((ahead - 2.0) / 4.0, 0, 1) * (1 - abs(steer) / MAX_STEER)
         x += v * np.cos(yaw) * dt
         y += v * np.sin(yaw) * dt
         yaw += v / WHEELBASE * np.tan(steer) * dt

@@ -117,11 +117,30 @@ def _fit(params: RandomTrackParams, pts: np.ndarray) -> np.ndarray:
     return centred * scale
 
 
+def _overshoot(params: RandomTrackParams, track: SplineTrack) -> float:
+    """Scale (< 1 when needed) that brings a track and its edges inside the area.
+
+    A spline swings a little beyond its waypoints, so the waypoint fit alone is not enough.
+    Uniform scaling keeps the spline's shape, as its chord-length parameters scale along.
+    """
+    lo, hi = track.centerline.min(axis=0), track.centerline.max(axis=0)
+    widest = float(max(track.width_left.max(), track.width_right.max()))
+    room = 0.995 * (0.5 * np.asarray(params.area) - widest)
+    return float(min(1.0, np.min(room / np.maximum(0.5 * (hi - lo), 1e-9))))
+
+
 def _spline(params: RandomTrackParams, pts: np.ndarray, wave: np.ndarray) -> SplineTrack:
     """Spline through waypoints with the drawn width variation."""
     base = 0.5 * params.min_width
     extra = 0.5 * params.width_variation * wave
-    return spline_track(pts, base + extra[:, 0], base + extra[:, 1], params.spacing)
+    track = spline_track(pts, base + extra[:, 0], base + extra[:, 1], params.spacing)
+    # The spline may swing past the widths at the waypoints; keep them within the limits.
+    top = base + 0.5 * params.width_variation
+    return SplineTrack(
+        track.centerline,
+        np.clip(track.width_right, base, top),
+        np.clip(track.width_left, base, top),
+    )
 
 
 def _repair(
@@ -136,6 +155,10 @@ def _repair(
     limit = 1.0 / params.min_radius
     for _ in range(rounds):
         track = _spline(params, pts, wave)
+        shrink = _overshoot(params, track)
+        if shrink < 1.0:
+            pts = (pts - 0.5 * (track.centerline.min(0) + track.centerline.max(0))) * shrink
+            track = _spline(params, pts, wave)
         problems = track_problems(track, params.min_radius, params.min_width)
         if not problems:
             return track
@@ -194,11 +217,10 @@ def random_track(params: RandomTrackParams | None = None, **kwargs: object) -> S
             return track
     # Fall back on the evenly spaced ellipse, which the checks above showed to be feasible.
     even = np.arange(n) * slot
-    track = _spline(p, _waypoints(p, even, np.ones(n)), wave)
-    problems = track_problems(track, p.min_radius, p.min_width)
-    if not problems:
+    track = _repair(p, _waypoints(p, even, np.ones(n)), np.full((n, 2), 0.5), rounds=3)
+    if track is not None:
         return track
-    msg = f'no valid track found for seed {p.seed}: {"; ".join(problems)}'
+    msg = f'no valid track found for seed {p.seed}; try a larger area or smaller limits'
     raise TrackError(msg)
 
 

@@ -1,0 +1,108 @@
+"""Track loading speed: the time from a track file to the ``/map`` occupancy grid.
+
+- ``track_load_tum_spa``: the full-scale Spa centerline from the TUM racetrack database
+  (about 7 km), loaded and rasterised at 0.2 m per cell. Goal: under 2 s.
+- ``track_load_f1tenth_map_2000px``: a 2000 x 2000 pixel F1TENTH map loaded as a plain ROS map
+  (yaml + png, no centerline beside it, so the centerline is extracted from the image too),
+  then rasterised back at the map's resolution. Goal: under 3 s. A shared map of another size
+  is resampled to 2000 px first.
+
+Each figure is the median of several runs in this process, after one warm-up run that pays
+for the first imports. The real track data is read from ``../shared/tracks``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / 'shared' / 'tracks'
+RUNS = 5
+MAP_PX = 2000
+
+
+def _track_api() -> tuple[Callable, Callable]:
+    """``load_track`` and ``rasterize`` from the source tree (an installed copy also works)."""
+    src = str(REPO / 'src' / 'arsim_core')
+    if src not in sys.path:
+        sys.path.insert(0, src)
+    from arsim_core.track import load_track, rasterize
+
+    return load_track, rasterize
+
+
+def _median_time(func: Callable[[], object], runs: int = RUNS) -> float:
+    """Median wall time of ``runs`` calls after one warm-up call."""
+    func()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_tum_spa() -> float:
+    """Seconds to load Spa (TUM, full scale) and rasterise it at 0.2 m."""
+    load_track, rasterize = _track_api()
+    path = SHARED / 'tum_racetrack_database' / 'Spa.csv'
+
+    def once() -> None:
+        grid = rasterize(load_track(path), resolution=0.2)
+        assert grid.data.size > 0
+
+    return _median_time(once)
+
+
+def _map_2000px(folder: Path) -> Path:
+    """A 2000 x 2000 px map yaml in ``folder``, from the shared Monza map."""
+    src_yaml = SHARED / 'f1tenth_racetracks' / 'Monza' / 'Monza_map.yaml'
+    meta = yaml.safe_load(src_yaml.read_text())
+    img = cv2.imread(str(src_yaml.parent / meta['image']), cv2.IMREAD_GRAYSCALE)
+    if img.shape != (MAP_PX, MAP_PX):
+        factor = img.shape[1] / MAP_PX
+        img = cv2.resize(img, (MAP_PX, MAP_PX), interpolation=cv2.INTER_AREA)
+        meta['resolution'] = float(meta['resolution']) * factor
+    meta['image'] = 'map.png'
+    cv2.imwrite(str(folder / 'map.png'), img)
+    out = folder / 'map.yaml'
+    out.write_text(yaml.safe_dump(meta))
+    return out
+
+
+def bench_f1tenth_map() -> float:
+    """Seconds to load a 2000 px map (walls + extracted centerline) and rasterise it."""
+    load_track, rasterize = _track_api()
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
+        path = _map_2000px(Path(tmp))
+
+        def once() -> None:
+            track = load_track(path)
+            grid = rasterize(track, resolution=track.occupancy.resolution)
+            assert grid.data.size > 0
+
+        return _median_time(once)
+
+
+def run() -> list[tuple[str, float, str]]:
+    """Figures as ``(name, value, unit)``, the interface ``run_all.py`` expects."""
+    if not SHARED.is_dir():
+        msg = f'real track data not found at {SHARED}'
+        raise FileNotFoundError(msg)
+    return [
+        ('track_load_tum_spa', bench_tum_spa(), 's'),
+        ('track_load_f1tenth_map_2000px', bench_f1tenth_map(), 's'),
+    ]
+
+
+if __name__ == '__main__':
+    for name, value, unit in run():
+        print(f'BENCH {name} {value:.4g} {unit}')

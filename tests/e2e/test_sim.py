@@ -58,7 +58,8 @@ def test_default_topic_map_publishes_clock_scan_odom_and_tf(simulation, probe_fa
     rec = Recorder(probe, {'/clock': (Clock, 10), '/scan': (LaserScan, 10),
                            '/ego_racecar/odom': (Odometry, 10), '/tf': (TFMessage, 100),
                            '/tf_static': (TFMessage, LATCHED), '/map': (OccupancyGrid, LATCHED)})
-    assert probe.spin_until(lambda: len(rec['/scan']) >= 20, STARTUP_S), sim.log
+    assert probe.spin_until(lambda: len(rec['/scan']) >= 20 and rec['/ego_racecar/odom']
+                            and rec['/tf'], STARTUP_S), sim.log
     clocks = [stamp_ns(m.clock) for m in rec['/clock']]
     assert clocks == sorted(clocks) and clocks[-1] > clocks[0]
 
@@ -91,8 +92,8 @@ def test_real_car_topic_map_has_odom_frame_and_static_laser(simulation, probe_fa
     probe = probe_factory(sim.domain_id)
     rec = Recorder(probe, {'/scan': (LaserScan, 10), '/odom': (Odometry, 10),
                            '/tf': (TFMessage, 100), '/tf_static': (TFMessage, LATCHED)})
-    assert probe.spin_until(lambda: len(rec['/odom']) >= 5 and rec['/tf_static'], STARTUP_S), \
-        sim.log
+    assert probe.spin_until(lambda: len(rec['/odom']) >= 5 and rec['/tf_static'] and rec['/scan']
+                            and rec['/tf'], STARTUP_S), sim.log
     assert rec['/scan'][-1].header.frame_id == 'laser'
     odom = rec['/odom'][0]
     assert (odom.header.frame_id, odom.child_frame_id) == ('odom', 'base_link')

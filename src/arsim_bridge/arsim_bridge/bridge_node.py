@@ -7,13 +7,15 @@ the sensor republishers. Synchronous: as fast as possible, or paced to a real-ti
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
 import numpy as np
 import rclpy
 import zmq
-from arsim_msgs.msg import CarState, TrackGeometry
+from ackermann_msgs.msg import AckermannDriveStamped
+from arsim_msgs.msg import CarCommand, CarState, TrackGeometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -38,10 +40,18 @@ class Bridge(Node):
         self.scenario: Scenario = declare_scenario(self)
         self.track: TrackGeometry | None = None
         self.states: dict[str, CarState] = {}
+        self.commanded: set[str] = set()  # cars whose driver spoke since their last data
+        self.silent_drivers: set[str] = set()  # not waited for until they speak again
         self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
         self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
         for car in self.scenario.cars:
             self.create_subscription(CarState, car.names.state_topic, self.on_state, qos.STREAM)
+            if self.scenario.wait_for_drivers:
+                heard = functools.partial(self.on_command, car.name)
+                self.create_subscription(AckermannDriveStamped, car.names.drive_topic, heard,
+                                         qos.STREAM)
+                self.create_subscription(CarCommand, car.names.command_topic, heard,
+                                         qos.STREAM)
 
     def on_track(self, msg: TrackGeometry) -> None:
         self.track = msg
@@ -49,6 +59,10 @@ class Bridge(Node):
     def on_state(self, msg: CarState) -> None:
         if msg.car_id in self.states or any(c.name == msg.car_id for c in self.scenario.cars):
             self.states[msg.car_id] = msg
+
+    def on_command(self, car: str, _msg: object) -> None:
+        self.commanded.add(car)
+        self.silent_drivers.discard(car)
 
     def publish_clock(self, time_ns: int) -> None:
         self.clock_pub.publish(Clock(clock=to_time(time_ns)))
@@ -162,20 +176,42 @@ class Stepper:
                     time.sleep(delay)
             states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
             self.bridge.publish_clock(now + period)
-            self._render(step, now, states)
+            scanned = self._render(step, now, states)
+            if self.scenario.wait_for_drivers:
+                self._wait_for_drivers(scanned, now)
             if time.monotonic() >= status_at:
                 status_at += STATUS_PERIOD_S
                 self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
                               f'{now / 1e9 / (time.monotonic() - wall_start):.1f}')
             step += 1
 
-    def _render(self, step: int, now: int, states: dict[str, CarState]) -> None:
+    def _wait_for_drivers(self, scanned: set[str], now: int) -> None:
+        """Wait until the driver of every car that just got sensor data has answered.
+
+        Only drivers that answered last time are waited for: a silent one (none running, a
+        teleop between key presses) costs one timeout, then the sim runs on without it until it
+        speaks again.
+        """
+        bridge = self.bridge
+        awaited = scanned - bridge.silent_drivers
+        if awaited and not self.spin_until(lambda: awaited <= bridge.commanded,
+                                           self.scenario.driver_timeout_s, 'drivers'):
+            silent = awaited - bridge.commanded
+            bridge.silent_drivers |= silent
+            self.log.info(f'no command from the driver(s) of {sorted(silent)} within '
+                          f'{self.scenario.driver_timeout_s} s of the scan at '
+                          f't={now / 1e9:.3f} s; running on without waiting for them',
+                          throttle_duration_sec=10.0)
+
+    def _render(self, step: int, now: int, states: dict[str, CarState]) -> set[str]:
+        """Render the sensors due at ``step`` and fan them out; returns the cars served."""
         cars = [{'id': name, 'pose': [s.pose.position.x, s.pose.position.y, s.pose.position.z,
                                       0.0, 0.0, yaw_of(s.pose)]}
                 for name, s in states.items()]
         render = [{'car': car, 'sensor': sensor} for (car, sensor), every
                   in self.due_every.items() if step % every == 0]
         reply = self.client.request(protocol.UPDATE, step, now, {'cars': cars, 'render': render})
+        self.bridge.commanded.clear()  # what counts as an answer arrives after this data
         meta = protocol.frame_meta(reply)
         self._drain_subscriptions()
         for name, s in states.items():
@@ -188,6 +224,7 @@ class Stepper:
                                  {n: {k: v for k, v in meta[n].items()
                                       if k not in ('name', 'dtype', 'shape')} for n in names}),
                 copy=False)
+        return {r['car'] for r in render}
 
     def close(self) -> None:
         self.client.close()

@@ -40,9 +40,11 @@ class DynamicsNode(Node):
 
         self.state_pub = self.create_publisher(CarState, 'state', qos.STREAM)
         self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
-        self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
+        # Commands are subscribed before /clock: when both are waiting, the executor serves
+        # them in creation order, so a command is applied before the frame it arrived for.
         self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
         self.create_subscription(CarCommand, 'command', self.on_command, qos.STREAM)
+        self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
         self.create_subscription(PoseWithCovarianceStamped, 'initialpose', self.on_initialpose,
                                  qos.STREAM)
         if self.start_pose is None:

@@ -50,6 +50,8 @@ class Scenario:
     resources: Path
     frame_rate_hz: float
     real_time_factor: float
+    wait_for_drivers: bool
+    driver_timeout_s: float
     backend: BackendSettings
     track: TrackSettings
     topic_map: TopicMap
@@ -92,7 +94,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
-    sim.reject_unknown({'frame_rate_hz', 'real_time_factor'})
+    sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
+                        'driver_timeout_s'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -107,6 +110,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     return Scenario(
         source=str(path), resources=resources, frame_rate_hz=frame_rate,
         real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
+        wait_for_drivers=sim.boolean('wait_for_drivers', True),
+        driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
         backend=BackendSettings(
             kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
             address=backend.string('address', 'tcp://127.0.0.1:5555'),

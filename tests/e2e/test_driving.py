@@ -9,10 +9,10 @@ import numpy as np
 import shapely
 from nav_msgs.msg import Odometry
 from shapely.geometry import LineString, Polygon
+from simharness import Probe, driver_process, installed_resources
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.track import load_track
-from simharness import Probe, driver_process, installed_resources
 
 DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
 

@@ -12,7 +12,6 @@ import pytest
 from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-
 from simharness import Probe, installed_resources, ros_env
 
 

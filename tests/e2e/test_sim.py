@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +12,8 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
-from tf2_msgs.msg import TFMessage
-
 from simharness import Probe
+from tf2_msgs.msg import TFMessage
 
 STARTUP_S = 60.0
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -117,9 +114,8 @@ def test_initialpose_resets_the_car(simulation, probe_factory) -> None:
     start = rec['/ego_racecar/odom'][0].pose.pose.position
     command = AckermannDriveStamped()
     command.drive.speed = 1.0
-    for _ in range(3):
-        drive.publish(command)
-        probe.spin_until(lambda: False, 0.2)
+    # Publish continuously: the first messages may go out before discovery has matched us.
+    probe.node.create_timer(0.05, lambda: drive.publish(command))
 
     def moved() -> bool:
         p = rec['/ego_racecar/odom'][-1].pose.pose.position
@@ -127,7 +123,7 @@ def test_initialpose_resets_the_car(simulation, probe_factory) -> None:
     assert probe.spin_until(moved, 30.0), sim.log
 
     command.drive.speed = 0.0
-    drive.publish(command)
+    probe.spin_until(lambda: abs(rec['/ego_racecar/odom'][-1].twist.twist.linear.x) < 1e-3, 30.0)
     target = PoseWithCovarianceStamped()
     target.header.frame_id = 'map'
     target.pose.pose.position.x, target.pose.pose.position.y = start.x, start.y

@@ -15,7 +15,6 @@ import numpy as np
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
-from arsim_msgs.msg import CarCommand, CarState, TrackGeometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -27,6 +26,7 @@ from arsim_core import protocol
 from arsim_core.backend.client import BackendClient
 from arsim_core.config.scenario import Scenario
 from arsim_core.errors import ArsimError
+from arsim_msgs.msg import CarCommand, CarState, TrackGeometry
 
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
@@ -87,7 +87,7 @@ class Stepper:
         self.due_every = {(car.name, s.name): max(1, round(frame_rate / s.rate_hz))
                           for car in self.scenario.cars for s in car.profile.sensors}
 
-    def spin_until(self, done: Callable[[], bool], timeout_s: float, what: str,
+    def spin_until(self, done: Callable[[], bool], timeout_s: float,
                    every: Callable[[], None] | None = None) -> bool:
         """Process callbacks until ``done``; calls ``every`` each PING_PERIOD_S while waiting."""
         deadline = time.monotonic() + timeout_s
@@ -105,7 +105,7 @@ class Stepper:
     def start(self) -> None:
         """Track -> backend Ready -> every car at t=0 -> every republisher connected."""
         startup = self.scenario.backend.startup_timeout_s
-        if not self.spin_until(lambda: self.bridge.track is not None, startup, 'track'):
+        if not self.spin_until(lambda: self.bridge.track is not None, startup):
             msg = f'no track geometry on {self.scenario.topic_map.track_topic} after {startup} s'
             raise ArsimError(msg)
         self.log.info(f'connecting to the backend at {self.scenario.backend.address}')
@@ -114,14 +114,13 @@ class Stepper:
         self.log.info(f'backend {ready.header.get("backend")!r} ready with track '
                       f'{ready.header.get("track")!r}')
         names = [c.name for c in self.scenario.cars]
-        if not self.spin_until(lambda: self._cars_at(0), startup, 'cars',
+        if not self.spin_until(lambda: self._cars_at(0), startup,
                                every=lambda: self.bridge.publish_clock(0)):
             missing = [n for n in names if not self._car_at(n, 0)]
             msg = f'dynamics node(s) of {missing} did not answer /clock within {startup} s'
             raise ArsimError(msg)
         wanted = {car_topic(n) for n in names}
-        if not self.spin_until(lambda: self._drain_subscriptions() >= wanted, startup,
-                               'republishers'):
+        if not self.spin_until(lambda: self._drain_subscriptions() >= wanted, startup):
             msg = f'sensor republisher(s) did not connect to {self.scenario.backend.frames_address}'
             raise ArsimError(msg)
         self.log.info(f'{len(names)} car(s) ready; stepping at {self.scenario.frame_rate_hz} Hz, '
@@ -166,7 +165,7 @@ class Stepper:
         self.bridge.publish_clock(period)
         while rclpy.ok():
             now = step * period
-            if not self.spin_until(lambda: self._cars_at(now), timeout, 'cars'):
+            if not self.spin_until(functools.partial(self._cars_at, now), timeout):
                 late = [c.name for c in self.scenario.cars if not self._car_at(c.name, now)]
                 self.log.warn(f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
                               f'last state', throttle_duration_sec=2.0)
@@ -195,7 +194,7 @@ class Stepper:
         bridge = self.bridge
         awaited = scanned - bridge.silent_drivers
         if awaited and not self.spin_until(lambda: awaited <= bridge.commanded,
-                                           self.scenario.driver_timeout_s, 'drivers'):
+                                           self.scenario.driver_timeout_s):
             silent = awaited - bridge.commanded
             bridge.silent_drivers |= silent
             self.log.info(f'no command from the driver(s) of {sorted(silent)} within '

@@ -8,17 +8,16 @@ the new time on ``state``. Any node that keeps this contract can replace this on
 from __future__ import annotations
 
 from ackermann_msgs.msg import AckermannDriveStamped
-from arsim_msgs.msg import CarCommand, CarState, SimEvent, TrackGeometry
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
-from arsim_bridge.common import declare_scenario, finite, pose_2d, run_node, to_ns, to_time, \
-    yaw_of
+from arsim_bridge.common import declare_scenario, finite, pose_2d, run_node, to_ns, to_time, yaw_of
 from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import pose_behind
+from arsim_msgs.msg import CarCommand, CarState, SimEvent, TrackGeometry
 
 WARN_PERIOD_S = 2.0
 

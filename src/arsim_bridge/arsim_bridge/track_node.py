@@ -8,13 +8,13 @@ from __future__ import annotations
 import array
 
 import numpy as np
-from arsim_msgs.msg import TrackGeometry
 from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, pose_2d, run_node
 from arsim_core.track import load_track, rasterize, track_mesh
+from arsim_msgs.msg import TrackGeometry
 
 
 class TrackNode(Node):

@@ -100,7 +100,7 @@ def decode(frames: Sequence[bytes | memoryview | Any]) -> Message:
                f'frames but the message carries {len(raw) - 2}')
         raise ProtocolError(msg)
     arrays = {entry_name(entry, topic): _frame_array(entry, buf, topic)
-              for entry, buf in zip(meta, raw[2:])}
+              for entry, buf in zip(meta, raw[2:], strict=True)}
     return Message(topic, header, arrays)
 
 

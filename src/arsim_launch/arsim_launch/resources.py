@@ -29,7 +29,8 @@ def launch_overrides(arguments: dict[str, str]) -> dict[str, Any]:
     """Settings overrides from launch arguments (empty values mean 'as in the file')."""
     unknown = sorted(set(arguments) - set(LAUNCH_ARGUMENTS) - {'config', 'rviz'})
     if unknown:
-        msg = f'unknown launch argument(s) {unknown}; expected config, {", ".join(LAUNCH_ARGUMENTS)}'
+        expected = ', '.join(('config', *LAUNCH_ARGUMENTS))
+        msg = f'unknown launch argument(s) {unknown}; expected {expected}'
         raise ArsimError(msg)
     overrides: dict[str, Any] = {}
     if arguments.get('topic_map'):

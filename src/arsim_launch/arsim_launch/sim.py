@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ArsimError
 from arsim_launch.nodes import generate_nodes
 from arsim_launch.resources import default_settings, launch_overrides, resources_dir
 from arsim_launch.runner import run
-from arsim_core.config.scenario import load_scenario
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str]:

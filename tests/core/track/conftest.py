@@ -8,7 +8,7 @@ import pytest
 from track_helpers import MAPS, SHARED_TRACKS, RayCaster
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='module')
 def shared_tracks() -> Path:
     """Folder of the real F1TENTH and TUM tracks, which the product does not ship."""
     if not SHARED_TRACKS.is_dir():
@@ -16,13 +16,13 @@ def shared_tracks() -> Path:
     return SHARED_TRACKS
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='module')
 def maps_dir() -> Path:
     """The repository's own tracks."""
     return MAPS
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='module')
 def ray_caster() -> type[RayCaster]:
     """The ``RayCaster`` class, skipping where Embree is not available (non-x86 machines)."""
     pytest.importorskip('embreex')

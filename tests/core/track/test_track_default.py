@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from arsim_core.track import (
     DEFAULT_TRACK,
     LABEL_BARRIER,

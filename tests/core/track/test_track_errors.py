@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+
 from arsim_core.errors import ArsimError, TrackError
 from arsim_core.track import load_track
 

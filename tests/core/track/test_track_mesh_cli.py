@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+
 from arsim_core.errors import TrackError
 from arsim_core.track import (
     BARRIER_PROFILES,

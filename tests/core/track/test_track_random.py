@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 import shapely
+
 from arsim_core.errors import TrackError
 from arsim_core.track import load_track
 from arsim_core.track.cli import main as cli_main

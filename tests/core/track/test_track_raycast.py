@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
 from track_lap_driver import drive_lap
+
+from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
 
 
 @pytest.fixture(scope='module')

@@ -6,6 +6,8 @@ import cv2
 import numpy as np
 import pytest
 import yaml
+from track_helpers import F1TENTH_TRACKS, TUM_TRACKS
+
 from arsim_core.track import (
     OccupancyGridData,
     geometry,
@@ -15,7 +17,6 @@ from arsim_core.track import (
 )
 from arsim_core.track.centerline import extract_centerline
 from arsim_core.track.mapimage import read_ros_map
-from track_helpers import F1TENTH_TRACKS, TUM_TRACKS
 
 
 def _csv_polyline(path):
@@ -70,6 +71,7 @@ def test_tum_track_raster_and_mesh(shared_tracks, name):
         assert np.all(grid.data[cells[:, 1], cells[:, 0]] == 100)
     cells = np.floor(grid.world_to_cell(track.centerline)).astype(int)
     assert np.all(grid.data[cells[:, 1], cells[:, 0]] == 0)
+    assert track.barrier_height == 1.5  # full-scale default, above a car's LiDAR
     mesh = track_mesh(track, height=1.0)
     assert mesh.vertices[:, 2].max() == pytest.approx(1.0)
 

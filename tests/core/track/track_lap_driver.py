@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
+
 from arsim_core.track import Track, track_mesh
 
 CAR_LENGTH = 0.58

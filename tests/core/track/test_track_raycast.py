@@ -74,3 +74,22 @@ def test_follow_the_gap_laps_default_track(ring, ray_caster, speeds):
     assert not result.crashed, f'touched a wall at {result.pose}'
     assert result.progress >= ring.length
     assert result.min_clearance > 0.2
+
+
+@pytest.mark.parametrize('name', ['Monza', 'Spielberg'])
+def test_map_track_mesh_does_not_leak(shared_tracks, ray_caster, name):
+    track = load_track(shared_tracks / 'f1tenth_racetracks' / name)
+    mesh = track_mesh(track)
+    caster = ray_caster(mesh.vertices, mesh.triangles)
+    idx = np.arange(0, len(track.centerline), 7)
+    ang = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    for height in (0.05, 0.2):
+        origins = np.repeat(
+            np.column_stack([track.centerline[idx], np.full(idx.size, height)]), ang.size, axis=0
+        )
+        dirs = np.tile(
+            np.column_stack([np.cos(ang), np.sin(ang), np.zeros(ang.size)]), (idx.size, 1)
+        )
+        dist, prim = caster.cast(origins, dirs)
+        assert np.all(prim >= 0), f'{np.count_nonzero(prim < 0)} rays escaped'
+        assert np.all(mesh.labels[prim] == LABEL_BARRIER)

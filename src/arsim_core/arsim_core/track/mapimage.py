@@ -132,8 +132,10 @@ def walls_from_occupancy(
 
 
 def write_ros_map(grid: OccupancyGridData, yaml_path: Path, image_suffix: str = '.png') -> Path:
-    """Save a grid the way ``map_saver`` does: an image (occupied black, free white, unknown
-    grey, top row = far edge) and a yaml with resolution, origin and thresholds.
+    """Save a grid the way ``map_saver`` does, so any ROS map tool can open it.
+
+    The image has occupied cells black, free white, unknown grey and the far edge on top; the
+    yaml beside it has resolution, origin and the usual thresholds.
     """
     yaml_path = Path(yaml_path)
     image_path = yaml_path.with_suffix(image_suffix)

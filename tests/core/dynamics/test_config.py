@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from arsim_core.dynamics import (
     F1TENTH,
     FULL_SCALE,
@@ -134,7 +135,8 @@ def test_unknown_top_level_key(f1tenth_profile: dict[str, Any]) -> None:
 @pytest.mark.parametrize(('path', 'value', 'expected'), [
     (('integrator',), 'rk45', r'integrator: expected one of euler, rk4'),
     (('physics_rate_hz',), 0, r'physics_rate_hz: expected a number in \(0, 1e6\]'),
-    (('CarParameters', 'steering', 'max_angle'), -0.1, r'steering\.max_angle: expected a number > 0'),
+    (('CarParameters', 'steering', 'max_angle'), -0.1,
+     r'steering\.max_angle: expected a number > 0'),
     (('CarParameters', 'steering', 'min_rate'), 3.2, r'steering\.min_rate: expected a number < 0'),
     (('CarParameters', 'longitudinal', 'min_speed'), 1.0, r'min_speed: expected a number <= 0'),
     (('CarParameters', 'drivetrain', 'brake_torque_split_front'), 1.5,

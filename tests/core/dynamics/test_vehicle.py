@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from arsim_core.dynamics import (
     F1TENTH,
     ModelDivergedError,

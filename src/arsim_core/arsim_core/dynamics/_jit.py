@@ -2,14 +2,22 @@
 
 The kernels are written in the subset of Python that numba compiles (floats, ``math``, indexing),
 so the very same source runs as plain Python when numba is missing or disabled with
-``ARSIM_NUMBA=0``. Compiled code is cached on disk (``cache=True``) so only the first start after
-an install or an edit pays the compile time.
+``ARSIM_NUMBA=0``.
+
+Compiled code is cached on disk so only the first start after an install or an edit pays the
+compile time. Numba invalidates a cached function only when *its own* file changes, but the
+kernels call each other and read index constants across modules; so the cache lives in a
+directory named after a hash of every source file of this package (``$ARSIM_NUMBA_CACHE`` or
+``~/.cache/arsim/numba/<hash>``) and any edit starts a fresh one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 F = TypeVar('F', bound=Callable[..., Any])
@@ -27,6 +35,34 @@ except ImportError:  # pragma: no cover - depends on the environment
 NUMBA_ENABLED: bool = _numba is not None
 
 
+def _source_hash() -> str:
+    """Hash of this package's sources (and the numba version) naming the cache directory."""
+    digest = hashlib.sha256(getattr(_numba, '__version__', '').encode())
+    for path in sorted(Path(__file__).parent.glob('*.py')):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_dir() -> str | None:
+    """A writable cache directory for this source version, or None to compile uncached."""
+    base = os.environ.get('ARSIM_NUMBA_CACHE')
+    if not base:
+        xdg = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+        base = os.path.join(xdg, 'arsim', 'numba')
+    path = os.path.join(base, _source_hash())
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError:
+        return None
+    return path
+
+
+_CACHE_DIR = _cache_dir() if _numba is not None else None
+
+
 def kernel(func: F) -> F:
     """Compile ``func`` with numba (nopython, cached on disk, no fastmath).
 
@@ -36,7 +72,14 @@ def kernel(func: F) -> F:
     """
     if _numba is None:
         return func
-    compiled = _numba.njit(cache=True, nogil=True, error_model='numpy')(func)
+    config = _numba.config
+    previous = config.CACHE_DIR
+    config.CACHE_DIR = _CACHE_DIR or ''  # read while the decorator sets up the cache locator
+    try:
+        compiled = _numba.njit(cache=_CACHE_DIR is not None, nogil=True,
+                               error_model='numpy')(func)
+    finally:
+        config.CACHE_DIR = previous
     return compiled  # type: ignore[no-any-return]
 
 

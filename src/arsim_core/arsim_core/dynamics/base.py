@@ -31,12 +31,32 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, MutableSequence, Sequence
 from typing import Any, ClassVar
 
-from .params import CarParameters
+import numpy as np
+
+from ._jit import NUMBA_ENABLED
+from .params import CarParameters, pack, pack_array
 
 #: ``advance(x, p, c, n, h, method, buf) -> bool``: n sub-steps in place, False on NaN/inf.
 AdvanceKernel = Callable[..., bool]
 #: ``rhs(x, u0, u1, p, out) -> None``: derivative into ``out``, packed parameters ``p``.
 RhsKernel = Callable[..., None]
+
+
+def evaluate_rhs(rhs: RhsKernel, n: int, x: Sequence[float], u: Sequence[float],
+                 p: CarParameters) -> list[float]:
+    """dx/dt as a list from a derivative kernel ``rhs(x, u0, u1, packed p, out)``.
+
+    Compiled kernels are called with float64 arrays (what they are compiled for), the
+    pure-Python fallback with plain sequences.
+    """
+    u0, u1 = float(u[0]), float(u[1])
+    if not NUMBA_ENABLED:
+        out = [0.0] * n
+        rhs(x, u0, u1, pack(p), out)
+        return out
+    arr = np.empty(n, dtype=np.float64)
+    rhs(np.asarray(x, dtype=np.float64), u0, u1, pack_array(p), arr)
+    return arr.tolist()  # type: ignore[no-any-return]
 
 
 class VehicleModel(ABC):
@@ -83,6 +103,7 @@ class VehicleModel(ABC):
     @classmethod
     def project(cls, x: MutableSequence[float], p: CarParameters) -> None:
         """Put ``x`` back into the model's domain after a step (default: nothing to do)."""
+        return None
 
     @classmethod
     def pose(cls, x: Sequence[float]) -> tuple[float, float, float]:
@@ -123,7 +144,7 @@ class VehicleModel(ABC):
         dx = cls.derivative(x, u, p)
         vx, vy, r = cls.body_velocity(x, p)
         eps = 1e-6
-        x2 = [xi + eps * di for xi, di in zip(x, dx)]
+        x2 = [xi + eps * di for xi, di in zip(x, dx, strict=True)]
         vx2, vy2, _ = cls.body_velocity(x2, p)
         return (vx2 - vx) / eps - r * vy, (vy2 - vy) / eps + r * vx
 

@@ -8,7 +8,8 @@ Layout (every key documented with units in docs/dynamics.md)::
     CarParameters:
       body:         {mass, yaw_inertia, cog_to_front_axle, cog_to_rear_axle, cog_height}
       tyre:         {friction, cornering_stiffness_front, cornering_stiffness_rear,
-                     wheel_radius, wheel_inertia, pacejka: {optional, p_cx1 ... r_vy6}}
+                     kinematic_speed, wheel_radius, wheel_inertia,
+                     pacejka: {optional, p_cx1 ... r_vy6}}
       steering:     {min_angle, max_angle, min_rate, max_rate}
       longitudinal: {max_acceleration, switching_speed, min_speed, max_speed}
       drivetrain:   {drive_torque_split_front, brake_torque_split_front,
@@ -97,7 +98,8 @@ _BODY: Final = {
 }
 _TYRE: Final = {
     'friction': POSITIVE, 'cornering_stiffness_front': POSITIVE,
-    'cornering_stiffness_rear': POSITIVE, 'wheel_radius': POSITIVE, 'wheel_inertia': POSITIVE,
+    'cornering_stiffness_rear': POSITIVE, 'kinematic_speed': NON_NEGATIVE,
+    'wheel_radius': POSITIVE, 'wheel_inertia': POSITIVE,
 }
 _PACEJKA_DIVISORS: Final = frozenset({'p_cx1', 'p_dx1', 'p_kx1', 'p_cy1', 'p_dy1', 'p_ky1'})
 _PACEJKA: Final = {f.name: NON_ZERO if f.name in _PACEJKA_DIVISORS else FINITE

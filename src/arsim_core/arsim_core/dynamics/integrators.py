@@ -33,7 +33,7 @@ def euler_step(f: Derivative, x: Sequence[float], u: Sequence[float], p: Any,
                h: float) -> list[float]:
     """One explicit Euler step of length ``h`` [s]: x + h f(x, u)."""
     k = f(x, u, p)
-    return [xi + h * ki for xi, ki in zip(x, k)]
+    return [xi + h * ki for xi, ki in zip(x, k, strict=True)]
 
 
 def rk4_step(f: Derivative, x: Sequence[float], u: Sequence[float], p: Any,
@@ -41,12 +41,12 @@ def rk4_step(f: Derivative, x: Sequence[float], u: Sequence[float], p: Any,
     """One classic fourth-order Runge-Kutta step of length ``h`` [s]."""
     half = 0.5 * h
     k1 = f(x, u, p)
-    k2 = f([xi + half * ki for xi, ki in zip(x, k1)], u, p)
-    k3 = f([xi + half * ki for xi, ki in zip(x, k2)], u, p)
-    k4 = f([xi + h * ki for xi, ki in zip(x, k3)], u, p)
+    k2 = f([xi + half * ki for xi, ki in zip(x, k1, strict=True)], u, p)
+    k3 = f([xi + half * ki for xi, ki in zip(x, k2, strict=True)], u, p)
+    k4 = f([xi + h * ki for xi, ki in zip(x, k3, strict=True)], u, p)
     sixth = h / 6.0
     return [xi + sixth * (a + 2.0 * b + 2.0 * c + d)
-            for xi, a, b, c, d in zip(x, k1, k2, k3, k4)]
+            for xi, a, b, c, d in zip(x, k1, k2, k3, k4, strict=True)]
 
 
 #: Integrators by the name used in the car profile (``integrator:``).

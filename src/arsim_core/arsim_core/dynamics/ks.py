@@ -25,8 +25,8 @@ import math
 from collections.abc import MutableSequence, Sequence
 from typing import ClassVar
 
-from ._jit import kernel, python_function
-from .base import VehicleModel
+from ._jit import kernel
+from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
 from .controllers import control
 from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update
@@ -42,7 +42,6 @@ from .params import (
     V_MIN,
     V_SWITCH,
     CarParameters,
-    pack,
 )
 
 X, Y, STEER, V, YAW = range(5)
@@ -81,14 +80,9 @@ def kinematic_cog(x: Sequence[float], sv: float, acc: float, lf: float, lr: floa
     out[4] = x[3] * math.cos(beta) * math.tan(x[2]) / lwb
 
 
-_rhs = python_function(rhs)
-
-
 def derivative(x: Sequence[float], u: Sequence[float], p: CarParameters) -> list[float]:
     """KS dx/dt (pure). State, input, units and equations: see :mod:`arsim_core.dynamics.ks`."""
-    out = [0.0] * N_STATES
-    _rhs(x, float(u[0]), float(u[1]), pack(p), out)
-    return out
+    return evaluate_rhs(rhs, N_STATES, x, u, p)
 
 
 @kernel

@@ -16,6 +16,8 @@ from dataclasses import astuple, dataclass, field, fields
 from types import MappingProxyType
 from typing import Final
 
+import numpy as np
+
 #: Gravitational acceleration used by every CommonRoad model [m/s^2].
 GRAVITY: Final = 9.81
 
@@ -94,6 +96,10 @@ class TyreParameters:
     friction: float  #: friction coefficient mu [-] (CommonRoad ST: mu = p_dy1)
     cornering_stiffness_front: float  #: C_Sf: lateral force / (mu * load) per slip angle [1/rad]
     cornering_stiffness_rear: float  #: C_Sr [1/rad]
+    #: ST only: below this speed, and whenever reversing, the kinematic equations replace the
+    #: linear tyre model [m/s]. CommonRoad switches at |v| < 0.1, but its tyre terms grow like
+    #: 1/v (stiff for fixed-step integrators) and are unstable for v < 0; see docs/dynamics.md.
+    kinematic_speed: float
     wheel_radius: float  #: effective rolling radius [m] (R_w, STD)
     wheel_inertia: float  #: spin inertia of one axle's wheels [kg m^2] (I_y_w, STD)
     pacejka: PacejkaParameters = field(default_factory=PacejkaParameters)  #: STD tyre forces
@@ -167,8 +173,9 @@ R_W: Final = 16
 I_W: Final = 17
 T_SB: Final = 18
 T_SE: Final = 19
+V_KIN: Final = 20
 #: First Pacejka coefficient; the others follow in PacejkaParameters field order.
-PACEJKA: Final = 20
+PACEJKA: Final = 21
 PACEJKA_NAMES: Final = tuple(f.name for f in fields(PacejkaParameters))
 P_CX1, P_DX1, P_DX3, P_EX1, P_KX1, P_HX1, P_VX1 = range(PACEJKA, PACEJKA + 7)
 R_BX1, R_BX2, R_CX1, R_EX1, R_HX1 = range(PACEJKA + 7, PACEJKA + 12)
@@ -188,10 +195,17 @@ def pack(p: CarParameters) -> tuple[float, ...]:
         s.min_angle, s.max_angle, s.min_rate, s.max_rate,
         lo.switching_speed, lo.max_acceleration, lo.min_speed, lo.max_speed,
         t.wheel_radius, t.wheel_inertia, d.brake_torque_split_front, d.drive_torque_split_front,
+        t.kinematic_speed,
     )
     flat = tuple(float(v) for v in head + astuple(t.pacejka))
     assert len(flat) == N_PARAMS
     return flat
+
+
+@functools.lru_cache(maxsize=64)
+def pack_array(p: CarParameters) -> np.ndarray:
+    """:func:`pack` as a float64 array, the form compiled kernels take (cached; do not modify)."""
+    return np.array(pack(p), dtype=np.float64)
 
 
 # --- presets -----------------------------------------------------------------------------------
@@ -205,6 +219,7 @@ def _f1tenth() -> CarParameters:
     the same share of the car's kinetic energy as on the full-scale car. The drive split is the
     one deliberate exception: the F1TENTH car is four-wheel drive (T_se = 0.5), and with set 2's
     rear drive (T_se = 0) a_max = 9.51 m/s^2 spins the rear wheels from standstill.
+    ``kinematic_speed`` is f1tenth_gym's 0.5 m/s (ST eigenvalues about -114/v 1/s on this car).
     """
     mass = 3.74
     wheel_radius = 0.05
@@ -215,7 +230,7 @@ def _f1tenth() -> CarParameters:
         ),
         tyre=TyreParameters(
             friction=1.0489, cornering_stiffness_front=4.718, cornering_stiffness_rear=5.4562,
-            wheel_radius=wheel_radius,
+            kinematic_speed=0.5, wheel_radius=wheel_radius,
             wheel_inertia=round(_WHEEL_INERTIA_RATIO * mass * wheel_radius**2, 9),
         ),
         steering=SteeringParameters(min_angle=-0.4189, max_angle=0.4189, min_rate=-3.2,
@@ -233,6 +248,8 @@ def _full_scale() -> CarParameters:
     """BMW 320i, CommonRoad parameter set 2 (vehicle ID 2).
 
     ST uses mu = p_dy1 and C_Sf = C_Sr = -p_ky1 / p_dy1 exactly as CommonRoad's ST does.
+    ``kinematic_speed`` is 1 m/s: the ST tyre terms have eigenvalues of about -216/v 1/s on
+    this car, which explicit Euler at 200 Hz only handles above ~0.55 m/s (RK4: ~0.4 m/s).
     """
     tyre = PacejkaParameters()
     stiffness = -tyre.p_ky1 / tyre.p_dy1
@@ -243,7 +260,8 @@ def _full_scale() -> CarParameters:
         ),
         tyre=TyreParameters(
             friction=tyre.p_dy1, cornering_stiffness_front=stiffness,
-            cornering_stiffness_rear=stiffness, wheel_radius=0.344, wheel_inertia=1.7,
+            cornering_stiffness_rear=stiffness, kinematic_speed=1.0, wheel_radius=0.344,
+            wheel_inertia=1.7,
             pacejka=tyre,
         ),
         steering=SteeringParameters(min_angle=-1.066, max_angle=1.066, min_rate=-0.4,

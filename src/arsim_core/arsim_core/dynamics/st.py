@@ -17,15 +17,24 @@ State x (SI units):
 Input u: 0 steering rate v_delta [rad/s], 1 longitudinal acceleration a_long [m/s^2], both
 clipped by :mod:`~arsim_core.dynamics.constraints` first.
 
-Equations for |v| >= 0.1 m/s (g = 9.81, l = lf + lr, Fzf ~ g lr - a h, Fzr ~ g lf + a h):
+Equations for v >= v_k (g = 9.81, l = lf + lr, Fzf ~ g lr - a h, Fzr ~ g lf + a h):
     x' = v cos(psi + beta),  y' = v sin(psi + beta),  delta' = v_delta,  v' = a_long,
     psi'' = -mu m / (v I l) (lf^2 C_Sf Fzf + lr^2 C_Sr Fzr) psi'
             + mu m / (I l) (lr C_Sr Fzr - lf C_Sf Fzf) beta + mu m / (I l) lf C_Sf Fzf delta
     beta' = (mu / (v^2 l) (C_Sr Fzr lr - C_Sf Fzf lf) - 1) psi'
             - mu / (v l) (C_Sr Fzr + C_Sf Fzf) beta + mu / (v l) C_Sf Fzf delta
-For |v| < 0.1 m/s the positions, delta, v and psi follow the kinematic model about the CoG and
+For v < v_k the positions, delta, v and psi follow the kinematic model about the CoG and
 psi', beta are driven by the time derivatives of their kinematic values (CommonRoad's formula,
 including its ``(tan(delta)^2 lr / l)^2`` term, is kept as is so results match CommonRoad).
+
+The one deliberate difference to CommonRoad is where the kinematic branch applies:
+v_k = ``tyre.kinematic_speed`` instead of CommonRoad's fixed |v| < 0.1 m/s, and for every
+negative speed. In reverse CommonRoad's dynamic branch makes the lateral tyre forces push along
+the sliding direction (the 1/v terms change sign), so yaw rate and slip grow exponentially
+(also seen in f1tenth_gym, issue #53); CommonRoad's own STD model is kinematic in reverse too.
+The tyre terms are also stiff at low speed (eigenvalues ~ -114/v 1/s for F1TENTH), which a
+fixed-step integrator only survives for h * |eigenvalue| < 2 (Euler) or 2.79 (RK4). With
+v_k = 0.1 and v >= 0 the equations are CommonRoad's, operation for operation.
 """
 
 from __future__ import annotations
@@ -34,8 +43,8 @@ import math
 from collections.abc import MutableSequence, Sequence
 from typing import ClassVar
 
-from ._jit import kernel, python_function
-from .base import VehicleModel
+from ._jit import kernel
+from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
 from .controllers import control
 from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update
@@ -55,17 +64,17 @@ from .params import (
     STEER_MIN,
     SV_MAX,
     SV_MIN,
+    V_KIN,
     V_MAX,
     V_MIN,
     V_SWITCH,
     CarParameters,
-    pack,
 )
 
 X, Y, STEER, V, YAW, YAW_RATE, BETA = range(7)
 N_STATES = 7
-#: Below this |v| [m/s] ST uses the kinematic equations (CommonRoad's threshold).
-V_KINEMATIC = 0.1
+#: CommonRoad's kinematic switch speed [m/s] (|v| below it); arsim reads it from the parameters.
+COMMONROAD_KINEMATIC_SPEED = 0.1
 
 
 @kernel
@@ -74,17 +83,17 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
     """ST derivative into ``out`` (packed parameters ``p``); see the module docstring."""
     g = GRAVITY
     mu = p[MU]
-    C_Sf = p[C_SF]
-    C_Sr = p[C_SR]
+    c_sf = p[C_SF]
+    c_sr = p[C_SR]
     lf = p[LF]
     lr = p[LR]
     h = p[H_COG]
     m = p[MASS]
-    I = p[I_Z]
+    i_z = p[I_Z]
     sv = steering_rate(x[2], u0, p[STEER_MIN], p[STEER_MAX], p[SV_MIN], p[SV_MAX])
     acc = acceleration(x[3], u1, p[V_SWITCH], p[A_MAX], p[V_MIN], p[V_MAX])
 
-    if abs(x[3]) < V_KINEMATIC:
+    if x[3] < p[V_KIN]:
         lwb = lf + lr
         kinematic_cog(x, sv, acc, lf, lr, out)
         d_beta = (lr * sv) / (lwb * math.cos(x[2]) ** 2
@@ -101,26 +110,21 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
     out[2] = sv
     out[3] = acc
     out[4] = x[5]
-    out[5] = (-mu * m / (x[3] * I * (lr + lf))
-              * (lf ** 2 * C_Sf * (g * lr - acc * h) + lr ** 2 * C_Sr * (g * lf + acc * h)) * x[5]
-              + mu * m / (I * (lr + lf))
-              * (lr * C_Sr * (g * lf + acc * h) - lf * C_Sf * (g * lr - acc * h)) * x[6]
-              + mu * m / (I * (lr + lf)) * lf * C_Sf * (g * lr - acc * h) * x[2])
+    out[5] = (-mu * m / (x[3] * i_z * (lr + lf))
+              * (lf ** 2 * c_sf * (g * lr - acc * h) + lr ** 2 * c_sr * (g * lf + acc * h)) * x[5]
+              + mu * m / (i_z * (lr + lf))
+              * (lr * c_sr * (g * lf + acc * h) - lf * c_sf * (g * lr - acc * h)) * x[6]
+              + mu * m / (i_z * (lr + lf)) * lf * c_sf * (g * lr - acc * h) * x[2])
     out[6] = ((mu / (x[3] ** 2 * (lr + lf))
-               * (C_Sr * (g * lf + acc * h) * lr - C_Sf * (g * lr - acc * h) * lf) - 1) * x[5]
-              - mu / (x[3] * (lr + lf)) * (C_Sr * (g * lf + acc * h) + C_Sf * (g * lr - acc * h))
+               * (c_sr * (g * lf + acc * h) * lr - c_sf * (g * lr - acc * h) * lf) - 1) * x[5]
+              - mu / (x[3] * (lr + lf)) * (c_sr * (g * lf + acc * h) + c_sf * (g * lr - acc * h))
               * x[6]
-              + mu / (x[3] * (lr + lf)) * (C_Sf * (g * lr - acc * h)) * x[2])
-
-
-_rhs = python_function(rhs)
+              + mu / (x[3] * (lr + lf)) * (c_sf * (g * lr - acc * h)) * x[2])
 
 
 def derivative(x: Sequence[float], u: Sequence[float], p: CarParameters) -> list[float]:
     """ST dx/dt (pure). State, input, units and equations: see :mod:`arsim_core.dynamics.st`."""
-    out = [0.0] * N_STATES
-    _rhs(x, float(u[0]), float(u[1]), pack(p), out)
-    return out
+    return evaluate_rhs(rhs, N_STATES, x, u, p)
 
 
 @kernel

@@ -46,7 +46,7 @@ from collections.abc import MutableSequence, Sequence
 from typing import ClassVar
 
 from ._jit import kernel, python_function
-from .base import VehicleModel
+from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
 from .controllers import control
 from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update
@@ -70,7 +70,6 @@ from .params import (
     V_MIN,
     V_SWITCH,
     CarParameters,
-    pack,
 )
 from .st import slip_body_acceleration, slip_body_velocity
 from .tyre import lateral, lateral_combined, longitudinal, longitudinal_combined
@@ -95,11 +94,11 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
     lr = p[LR]
     lwb = lf + lr
     m = p[MASS]
-    I = p[I_Z]
-    R_w = p[R_W]
-    I_y_w = p[I_W]
-    T_sb = p[T_SB]
-    T_se = p[T_SE]
+    i_z = p[I_Z]
+    r_w = p[R_W]
+    i_y_w = p[I_W]
+    t_sb = p[T_SB]
+    t_se = p[T_SE]
     h_s = p[H_COG]
     v_min = V_SLIP
     sv = steering_rate(x[2], u0, p[STEER_MIN], p[STEER_MAX], p[SV_MIN], p[SV_MAX])
@@ -114,53 +113,53 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
         alpha_r = 0.0
 
     # vertical tyre forces (static load + longitudinal load transfer)
-    F_zf = m * (-acc * h_s + g * lr) / (lr + lf)
-    F_zr = m * (acc * h_s + g * lf) / (lr + lf)
+    f_zf = m * (-acc * h_s + g * lr) / (lr + lf)
+    f_zr = m * (acc * h_s + g * lf) / (lr + lf)
 
     # wheel ground speeds and longitudinal slip
     u_wf = max(0.0, x[3] * math.cos(x[6]) * math.cos(x[2])
                + (x[3] * math.sin(x[6]) + lf * x[5]) * math.sin(x[2]))
     u_wr = max(0.0, x[3] * math.cos(x[6]))
-    s_f = 1 - R_w * x[7] / max(u_wf, v_min)
-    s_r = 1 - R_w * x[8] / max(u_wr, v_min)
+    s_f = 1 - r_w * x[7] / max(u_wf, v_min)
+    s_r = 1 - r_w * x[8] / max(u_wr, v_min)
 
     # tyre forces: pure slip, then combined slip
-    F0_xf = longitudinal(s_f, 0.0, F_zf, p)
-    F0_xr = longitudinal(s_r, 0.0, F_zr, p)
-    F0_yf, mu_yf = lateral(alpha_f, 0.0, F_zf, p)
-    F0_yr, mu_yr = lateral(alpha_r, 0.0, F_zr, p)
-    F_xf = longitudinal_combined(s_f, alpha_f, F0_xf, p)
-    F_xr = longitudinal_combined(s_r, alpha_r, F0_xr, p)
-    F_yf = lateral_combined(s_f, alpha_f, 0.0, mu_yf, F_zf, F0_yf, p)
-    F_yr = lateral_combined(s_r, alpha_r, 0.0, mu_yr, F_zr, F0_yr, p)
+    f0_xf = longitudinal(s_f, 0.0, f_zf, p)
+    f0_xr = longitudinal(s_r, 0.0, f_zr, p)
+    f0_yf, mu_yf = lateral(alpha_f, 0.0, f_zf, p)
+    f0_yr, mu_yr = lateral(alpha_r, 0.0, f_zr, p)
+    f_xf = longitudinal_combined(s_f, alpha_f, f0_xf, p)
+    f_xr = longitudinal_combined(s_r, alpha_r, f0_xr, p)
+    f_yf = lateral_combined(s_f, alpha_f, 0.0, mu_yf, f_zf, f0_yf, p)
+    f_yr = lateral_combined(s_r, alpha_r, 0.0, mu_yr, f_zr, f0_yr, p)
 
     # acceleration input -> engine or brake torque
     if acc > 0:
-        T_B = 0.0
-        T_E = m * R_w * acc
+        t_b = 0.0
+        t_e = m * r_w * acc
     else:
-        T_B = m * R_w * acc
-        T_E = 0.0
+        t_b = m * r_w * acc
+        t_e = 0.0
 
     # drift model
-    d_v = 1 / m * (-F_yf * math.sin(x[2] - x[6]) + F_yr * math.sin(x[6]) + F_xr * math.cos(x[6])
-                   + F_xf * math.cos(x[2] - x[6]))
-    dd_psi = 1 / I * (F_yf * math.cos(x[2]) * lf - F_yr * lr + F_xf * math.sin(x[2]) * lf)
+    d_v = 1 / m * (-f_yf * math.sin(x[2] - x[6]) + f_yr * math.sin(x[6]) + f_xr * math.cos(x[6])
+                   + f_xf * math.cos(x[2] - x[6]))
+    dd_psi = 1 / i_z * (f_yf * math.cos(x[2]) * lf - f_yr * lr + f_xf * math.sin(x[2]) * lf)
     if x[3] > v_min:
-        d_beta = -x[5] + 1 / (m * x[3]) * (F_yf * math.cos(x[2] - x[6]) + F_yr * math.cos(x[6])
-                                           - F_xr * math.sin(x[6]) + F_xf * math.sin(x[2] - x[6]))
+        d_beta = -x[5] + 1 / (m * x[3]) * (f_yf * math.cos(x[2] - x[6]) + f_yr * math.cos(x[6])
+                                           - f_xr * math.sin(x[6]) + f_xf * math.sin(x[2] - x[6]))
     else:
         d_beta = 0.0
     # wheel dynamics; no negative wheel spin
     omega_f = x[7]
     omega_r = x[8]
     if omega_f >= 0:
-        d_omega_f = 1 / I_y_w * (-R_w * F_xf + T_sb * T_B + T_se * T_E)
+        d_omega_f = 1 / i_y_w * (-r_w * f_xf + t_sb * t_b + t_se * t_e)
     else:
         d_omega_f = 0.0
         omega_f = 0.0
     if omega_r >= 0:
-        d_omega_r = 1 / I_y_w * (-R_w * F_xr + (1 - T_sb) * T_B + (1 - T_se) * T_E)
+        d_omega_r = 1 / i_y_w * (-r_w * f_xr + (1 - t_sb) * t_b + (1 - t_se) * t_e)
     else:
         d_omega_r = 0.0
         omega_r = 0.0
@@ -168,12 +167,13 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
     # kinematic model about the CoG, for low speeds
     beta_ks = math.atan(math.tan(x[2]) * lr / lwb)
     d_psi_ks = x[3] * math.cos(beta_ks) * math.tan(x[2]) / lwb
-    d_beta_ks = (lr * sv) / (lwb * math.cos(x[2]) ** 2 * (1 + (math.tan(x[2]) ** 2 * lr / lwb) ** 2))
+    d_beta_ks = (lr * sv) / (lwb * math.cos(x[2]) ** 2
+                             * (1 + (math.tan(x[2]) ** 2 * lr / lwb) ** 2))
     dd_psi_ks = 1 / lwb * (acc * math.cos(x[6]) * math.tan(x[2])
                            - x[3] * math.sin(x[6]) * d_beta_ks * math.tan(x[2])
                            + x[3] * math.cos(x[6]) * sv / math.cos(x[2]) ** 2)
-    d_omega_f_ks = (1 / WHEEL_TAU) * (u_wf / R_w - omega_f)
-    d_omega_r_ks = (1 / WHEEL_TAU) * (u_wr / R_w - omega_r)
+    d_omega_f_ks = (1 / WHEEL_TAU) * (u_wf / r_w - omega_f)
+    d_omega_r_ks = (1 / WHEEL_TAU) * (u_wr / r_w - omega_r)
 
     # blend both models around V_BLEND
     w_std = 0.5 * (math.tanh((x[3] - V_BLEND) / V_BLEND_WIDTH) + 1)
@@ -189,18 +189,13 @@ def rhs(x: Sequence[float], u0: float, u1: float, p: Sequence[float],
     out[8] = w_std * d_omega_r + w_ks * d_omega_r_ks
 
 
-_rhs = python_function(rhs)
-
-
 def derivative(x: Sequence[float], u: Sequence[float], p: CarParameters) -> list[float]:
     """STD dx/dt (pure). State, input, units and equations: see :mod:`arsim_core.dynamics.std`.
 
     Unlike CommonRoad's function it does not clamp negative wheel speeds in ``x`` as a side
     effect; :meth:`SingleTrackDrift.project` does that after each integration step.
     """
-    out = [0.0] * N_STATES
-    _rhs(x, float(u[0]), float(u[1]), pack(p), out)
-    return out
+    return evaluate_rhs(rhs, N_STATES, x, u, p)
 
 
 @kernel

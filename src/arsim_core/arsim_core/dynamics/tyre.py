@@ -102,8 +102,9 @@ def longitudinal_combined(kappa: float, alpha: float, f0_x: float, p: Sequence[f
     b_xalpha = p[R_BX1] * math.cos(math.atan(p[R_BX2] * kappa))
     c_xalpha = p[R_CX1]
     e_xalpha = p[R_EX1]
-    d_xalpha = f0_x / (math.cos(c_xalpha * math.atan(
-        b_xalpha * s_hxalpha - e_xalpha * (b_xalpha * s_hxalpha - math.atan(b_xalpha * s_hxalpha)))))
+    shift = b_xalpha * s_hxalpha
+    d_xalpha = f0_x / (math.cos(c_xalpha * math.atan(shift - e_xalpha
+                                                     * (shift - math.atan(shift)))))
     return d_xalpha * math.cos(c_xalpha * math.atan(
         b_xalpha * alpha_s - e_xalpha * (b_xalpha * alpha_s - math.atan(b_xalpha * alpha_s))))
 
@@ -117,8 +118,9 @@ def lateral_combined(kappa: float, alpha: float, gamma: float, mu_y: float, f_z:
     b_ykappa = p[R_BY1] * math.cos(math.atan(p[R_BY2] * (alpha - p[R_BY3])))
     c_ykappa = p[R_CY1]
     e_ykappa = p[R_EY1]
-    d_ykappa = f0_y / (math.cos(c_ykappa * math.atan(
-        b_ykappa * s_hykappa - e_ykappa * (b_ykappa * s_hykappa - math.atan(b_ykappa * s_hykappa)))))
+    shift = b_ykappa * s_hykappa
+    d_ykappa = f0_y / (math.cos(c_ykappa * math.atan(shift - e_ykappa
+                                                     * (shift - math.atan(shift)))))
     d_vykappa = mu_y * f_z * (p[R_VY1] + p[R_VY3] * gamma) * math.cos(math.atan(p[R_VY4] * alpha))
     s_vykappa = d_vykappa * math.sin(p[R_VY5] * math.atan(p[R_VY6] * kappa))
     return d_ykappa * math.cos(c_ykappa * math.atan(

@@ -81,7 +81,13 @@ class Stepper:
         self.client = BackendClient(settings.address, settings.timeout_s)
         self.fanout = zmq.Context.instance().socket(zmq.XPUB)
         self.fanout.setsockopt(zmq.LINGER, 0)
-        self.fanout.bind(settings.frames_address)
+        try:
+            self.fanout.bind(settings.frames_address)
+        except zmq.ZMQError as exc:
+            self.client.close()
+            msg = (f'cannot bind backend.frames_address {settings.frames_address}: {exc} '
+                   f'(is another simulation running?)')
+            raise ArsimError(msg) from exc
         self.subscribed: set[bytes] = set()
         frame_rate = self.scenario.frame_rate_hz
         self.due_every = {(car.name, s.name): max(1, round(frame_rate / s.rate_hz))

@@ -87,6 +87,9 @@ class Vehicle:
         self._control = python_function(control)
         self._diverged = False
         self._time = 0.0
+        self._dt = -1.0  # cached sub-step split of the last dt
+        self._n = 0
+        self._h = 0.0
         self.reset(0.0, 0.0, 0.0)
         if self._compiled:
             # compile (or load from the on-disk cache) now rather than in the first sim step
@@ -156,20 +159,23 @@ class Vehicle:
         Raises ModelDivergedError if the state becomes non-finite (then again on every call
         until :meth:`reset`).
         """
+        if dt != self._dt:  # the node uses one dt all the time: compute the split once
+            if not dt >= 0.0:
+                raise ValueError(f'dt must be >= 0, got {dt!r}')
+            self._dt = dt
+            self._n = max(1, math.ceil(dt * self._rate - 1e-9)) if dt > 0.0 else 0
+            self._h = dt / self._n if self._n else 0.0
         if self._diverged:
             raise ModelDivergedError(f'{self._config.source}: model {self._config.model_name} '
                                      'diverged earlier; reset() the vehicle first')
-        if not dt > 0.0:
-            if dt == 0.0:
-                return
-            raise ValueError(f'dt must be >= 0, got {dt!r}')
-        n = max(1, math.ceil(dt * self._rate - 1e-9))
-        h = dt / n
+        if not self._n:
+            return
+        kernel = self._kernel
         try:
-            if self._kernel is not None:
-                ok = self._kernel(self._x, self._p, self._c, n, h, self._method, self._buf)
+            if kernel is not None:
+                ok = kernel(self._x, self._p, self._c, self._n, self._h, self._method, self._buf)
             else:
-                ok = self._advance_generic(n, h)
+                ok = self._advance_generic(self._n, self._h)
         except (ArithmeticError, ValueError):  # pure-Python math errors mean divergence too
             ok = False
         if not ok:

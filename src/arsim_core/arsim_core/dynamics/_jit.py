@@ -24,6 +24,7 @@ F = TypeVar('F', bound=Callable[..., Any])
 
 _WANTED = os.environ.get('ARSIM_NUMBA', '1').strip().lower() not in ('0', 'false', 'no', 'off')
 
+_numba: Any
 try:
     if not _WANTED:
         raise ImportError('disabled by ARSIM_NUMBA')
@@ -80,7 +81,7 @@ def kernel(func: F) -> F:
                                error_model='numpy')(func)
     finally:
         config.CACHE_DIR = previous
-    return compiled  # type: ignore[no-any-return]
+    return compiled  # type: ignore[no-any-return]  # a Dispatcher, called like func
 
 
 def python_function(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -56,7 +56,7 @@ def evaluate_rhs(rhs: RhsKernel, n: int, x: Sequence[float], u: Sequence[float],
         return out
     arr = np.empty(n, dtype=np.float64)
     rhs(np.asarray(x, dtype=np.float64), u0, u1, pack_array(p), arr)
-    return arr.tolist()  # type: ignore[no-any-return]
+    return arr.tolist()
 
 
 class VehicleModel(ABC):
@@ -138,15 +138,17 @@ class VehicleModel(ABC):
                           p: CarParameters) -> tuple[float, float]:
         """(ax, ay) [m/s^2] of the reference point in the car frame, gravity excluded.
 
-        a = dv_body/dt + omega x v_body. Default: dv_body/dt by a directional finite difference
+        a = dv_body/dt + omega x v_body. Default: dv_body/dt by a central finite difference
         along dx/dt, which works for any model; built-ins override it with the exact formula.
         """
         dx = cls.derivative(x, u, p)
         vx, vy, r = cls.body_velocity(x, p)
-        eps = 1e-6
-        x2 = [xi + eps * di for xi, di in zip(x, dx, strict=True)]
-        vx2, vy2, _ = cls.body_velocity(x2, p)
-        return (vx2 - vx) / eps - r * vy, (vy2 - vy) / eps + r * vx
+        eps = 1e-5
+        ahead = cls.body_velocity([xi + eps * di for xi, di in zip(x, dx, strict=True)], p)
+        behind = cls.body_velocity([xi - eps * di for xi, di in zip(x, dx, strict=True)], p)
+        dvx = (ahead[0] - behind[0]) / (2 * eps)
+        dvy = (ahead[1] - behind[1]) / (2 * eps)
+        return dvx - r * vy, dvy + r * vx
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

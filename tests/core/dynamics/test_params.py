@@ -30,9 +30,7 @@ def test_f1tenth_matches_f1tenth_gym() -> None:
 
 
 def test_full_scale_matches_commonroad_set_2() -> None:
-    from vehiclemodels.parameters_vehicle2 import parameters_vehicle2
-
-    cr = parameters_vehicle2()
+    cr = pytest.importorskip('vehiclemodels.parameters_vehicle2').parameters_vehicle2()
     p = FULL_SCALE
     assert (p.body.mass, p.body.yaw_inertia, p.body.cog_to_front_axle, p.body.cog_to_rear_axle,
             p.body.cog_height) == (cr.m, cr.I_z, cr.a, cr.b, cr.h_s)

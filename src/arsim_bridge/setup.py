@@ -19,6 +19,7 @@ setup(
     entry_points={
         'console_scripts': [
             'bridge = arsim_bridge.bridge_node:main',
+            'description = arsim_bridge.description_node:main',
             'dynamics = arsim_bridge.dynamics_node:main',
             'sensors = arsim_bridge.sensor_node:main',
             'track_loader = arsim_bridge.track_node:main',

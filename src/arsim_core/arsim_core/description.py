@@ -92,7 +92,7 @@ def car_xacro() -> Path:
         from ament_index_python.packages import get_package_share_directory
 
         path = Path(get_package_share_directory(DESCRIPTION_PACKAGE)) / 'urdf' / CAR_XACRO
-    except (ImportError, LookupError):
+    except (ImportError, LookupError, OSError):  # no ament index, or no such package in it
         path = _SOURCE_URDF_DIR / CAR_XACRO
     if not path.is_file():
         msg = (f'{DESCRIPTION_PACKAGE} is not installed ({CAR_XACRO} not found); build the '

@@ -16,12 +16,19 @@ from simharness import Probe
 from tf2_msgs.msg import TFMessage
 
 STARTUP_S = 60.0
+FRAME_NS = 25_000_000
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def stamp_ns(stamp) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def on_a_frame(stamp: int, clocks: list[int]) -> bool:
+    """A stamp is sim time when it is a frame time (40 Hz) within the /clock seen so far; the
+    probe may miss single /clock messages while it is busy, so membership is too strict."""
+    return stamp % FRAME_NS == 0 and clocks[0] - FRAME_NS <= stamp <= clocks[-1] + FRAME_NS
 
 
 class Recorder:
@@ -68,11 +75,11 @@ def test_default_topic_map_publishes_clock_scan_odom_and_tf(simulation, probe_fa
     ranges = np.asarray(scan.ranges)
     assert np.all(np.isfinite(ranges) | np.isposinf(ranges))
     assert 0.1 < np.nanmin(ranges) < 30.0
-    assert stamp_ns(scan.header.stamp) in clocks  # stamped in sim time, at a frame time
+    assert on_a_frame(stamp_ns(scan.header.stamp), clocks)  # sim time, at a frame time
 
     odom = rec['/ego_racecar/odom'][-1]
     assert (odom.header.frame_id, odom.child_frame_id) == ('map', 'ego_racecar/base_link')
-    assert stamp_ns(odom.header.stamp) in clocks
+    assert on_a_frame(stamp_ns(odom.header.stamp), clocks)
 
     dynamic = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf'] for t in m.transforms}
     assert ('map', 'ego_racecar/base_link') in dynamic

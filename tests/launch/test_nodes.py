@@ -23,7 +23,7 @@ def test_default_scenario_starts_backend_bridge_track_and_car_nodes(repo_root: P
     assert '--address' in nodes['backend'].arguments
     assert nodes['ego_dynamics'].parameters['car'] == 'ego'
     assert dict(nodes['ego_dynamics'].remappings)['drive'] == '/drive'
-    assert dict(nodes['ego_dynamics'].remappings)['initialpose'] == '/initialpose'
+    assert dict(nodes['ego_dynamics'].remappings)['reset'] == '/arsim/ego/reset'
     sensors = dict(nodes['ego_sensors'].remappings)
     assert sensors == {'odom': '/ego_racecar/odom', 'scan': '/scan'}
     assert dict(nodes['track_loader'].remappings)['map'] == '/map'

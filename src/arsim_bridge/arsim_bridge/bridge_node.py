@@ -22,11 +22,13 @@ from rosgraph_msgs.msg import Clock
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time, yaw_of
 from arsim_bridge.frames import car_topic, encode_car_frame
+from arsim_bridge.referee import Referee
 from arsim_core import protocol
 from arsim_core.backend.client import BackendClient
 from arsim_core.config.scenario import Scenario
 from arsim_core.errors import ArsimError
 from arsim_msgs.msg import CarCommand, CarState, TrackGeometry
+from arsim_msgs.srv import ResetCars
 
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
@@ -39,11 +41,15 @@ class Bridge(Node):
         super().__init__('bridge')
         self.scenario: Scenario = declare_scenario(self)
         self.track: TrackGeometry | None = None
+        self.track_changed = False
+        self.time_ns = 0
         self.states: dict[str, CarState] = {}
         self.commanded: set[str] = set()  # cars whose driver spoke since their last data
         self.silent_drivers: set[str] = set()  # not waited for until they speak again
         self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
+        self.referee = Referee(self, self.scenario)
         self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
+        self.create_service(ResetCars, 'reset_cars', self.on_reset_cars)
         for car in self.scenario.cars:
             self.create_subscription(CarState, car.names.state_topic, self.on_state, qos.STREAM)
             if self.scenario.wait_for_drivers:
@@ -55,6 +61,21 @@ class Bridge(Node):
 
     def on_track(self, msg: TrackGeometry) -> None:
         self.track = msg
+        self.track_changed = True
+
+    def on_reset_cars(self, request: ResetCars.Request,
+                      response: ResetCars.Response) -> ResetCars.Response:
+        known = [car.name for car in self.scenario.cars]
+        unknown = sorted(set(request.cars) - set(known))
+        if unknown:
+            response.success = False
+            response.message = f'unknown car(s) {unknown}; the cars are {known}'
+            return response
+        cars = list(request.cars) or known
+        self.referee.reset_to_start(cars, self.time_ns)
+        response.success = True
+        response.message = f'reset {cars} to their start poses'
+        return response
 
     def on_state(self, msg: CarState) -> None:
         if msg.car_id in self.states or any(c.name == msg.car_id for c in self.scenario.cars):
@@ -65,6 +86,7 @@ class Bridge(Node):
         self.silent_drivers.discard(car)
 
     def publish_clock(self, time_ns: int) -> None:
+        self.time_ns = time_ns
         self.clock_pub.publish(Clock(clock=to_time(time_ns)))
 
 
@@ -119,6 +141,8 @@ class Stepper:
                                     self._track_arrays(), timeout_ms=int(startup * 1000))
         self.log.info(f'backend {ready.header.get("backend")!r} ready with track '
                       f'{ready.header.get("track")!r}')
+        self.bridge.track_changed = False
+        self.bridge.referee.set_track(self.bridge.track)
         names = [c.name for c in self.scenario.cars]
         if not self.spin_until(lambda: self._cars_at(0), startup,
                                every=lambda: self.bridge.publish_clock(0)):
@@ -137,7 +161,11 @@ class Stepper:
         return {'world_frame': self.scenario.topic_map.world_frame,
                 'frame_period_ns': self.scenario.frame_period_ns,
                 'track': {'name': track.name},
-                'cars': [{'id': car.name, 'sensors': [s.to_wire() for s in car.profile.sensors]}
+                'cars_visible': self.scenario.collisions.cars_visible,
+                'cars': [{'id': car.name,
+                          'footprint': [car.profile.footprint.length, car.profile.footprint.width,
+                                        car.profile.footprint.height],
+                          'sensors': [s.to_wire() for s in car.profile.sensors]}
                          for car in self.scenario.cars]}
 
     def _track_arrays(self) -> dict[str, np.ndarray]:
@@ -180,6 +208,9 @@ class Stepper:
                 if delay > 0:
                     time.sleep(delay)
             states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
+            self.bridge.referee.judge(states, now)
+            if self.bridge.track_changed:
+                self._switch_track(step, now)
             self.bridge.publish_clock(now + period)
             scanned = self._render(step, now, states)
             if self.scenario.wait_for_drivers:
@@ -189,6 +220,14 @@ class Stepper:
                 self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
                               f'{now / 1e9 / (time.monotonic() - wall_start):.1f}')
             step += 1
+
+    def _switch_track(self, step: int, now: int) -> None:
+        """Hand a new track to the backend; the dynamics nodes move their cars themselves."""
+        self.bridge.track_changed = False
+        self.client.request(protocol.TRACK, step, now, {'track': {'name': self.bridge.track.name}},
+                            self._track_arrays())
+        self.bridge.referee.set_track(self.bridge.track)
+        self.log.info(f'track switched to {self.bridge.track.name!r}')
 
     def _wait_for_drivers(self, scanned: set[str], now: int) -> None:
         """Wait until the driver of every car that just got sensor data has answered.

@@ -8,7 +8,7 @@ the new time on ``state``. Any node that keeps this contract can replace this on
 from __future__ import annotations
 
 from ackermann_msgs.msg import AckermannDriveStamped
-from geometry_msgs.msg import PoseWithCovarianceStamped
+from geometry_msgs.msg import Pose, PoseStamped, PoseWithCovarianceStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
@@ -16,8 +16,8 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, finite, pose_2d, run_node, to_ns, to_time, yaw_of
 from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
 from arsim_core.errors import ArsimError
-from arsim_core.geometry import pose_behind
-from arsim_msgs.msg import CarCommand, CarState, SimEvent, TrackGeometry
+from arsim_core.race import start_poses
+from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
 WARN_PERIOD_S = 2.0
 
@@ -32,10 +32,12 @@ class DynamicsNode(Node):
             raise ArsimError(msg)
         self.car = scenario.car(name)
         self.vehicle = Vehicle(load_vehicle_config(self.car.profile.raw, self.car.profile.source))
+        self.scenario = scenario
         self.world_frame = scenario.topic_map.world_frame
         self.start_pose = self.car.pose
+        self.track_name: str | None = None
         self.time_ns: int | None = None
-        self.pending_reset: tuple[float, float, float] | None = None
+        self.pending_reset: tuple[float, float, float, float] | None = None
 
         self.state_pub = self.create_publisher(CarState, 'state', qos.STREAM)
         self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
@@ -43,16 +45,22 @@ class DynamicsNode(Node):
         # them in creation order, so a command is applied before the frame it arrived for.
         self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
         self.create_subscription(CarCommand, 'command', self.on_command, qos.STREAM)
+        self.create_subscription(CarReset, 'reset', self.on_reset, qos.STREAM)
+        pose_tool = {0: (PoseWithCovarianceStamped, scenario.topic_map.initialpose_topic),
+                     1: (PoseStamped, scenario.topic_map.goal_pose_topic)}.get(self.car.index)
+        if pose_tool is not None:  # RViz's pose tools move the first two cars
+            self.create_subscription(pose_tool[0], pose_tool[1], self.on_pose_tool, qos.STREAM)
+        self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
         self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
-        self.create_subscription(PoseWithCovarianceStamped, 'initialpose', self.on_initialpose,
-                                 qos.STREAM)
-        if self.start_pose is None:
-            self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
 
     def on_track(self, msg: TrackGeometry) -> None:
+        """Take the start pose from the track; a new track at run time resets the car."""
         start = (msg.start_pose.position.x, msg.start_pose.position.y, yaw_of(msg.start_pose))
-        spacing = 2.0 * self.car.profile.footprint.length
-        self.start_pose = pose_behind(start, spacing * self.car.index)
+        switched = self.track_name is not None and msg.name != self.track_name
+        self.track_name = msg.name
+        self.start_pose = start_poses(self.scenario.cars, start)[self.car.name]
+        if switched:
+            self.pending_reset = (*self.start_pose, 0.0)
 
     def on_clock(self, msg: Clock) -> None:
         now = to_ns(msg.clock)
@@ -60,6 +68,7 @@ class DynamicsNode(Node):
             return  # not placed yet: the bridge keeps asking until every car answers
         if self.time_ns is None or now < self.time_ns:
             self.vehicle.reset(*self.start_pose)
+            self.pending_reset = None
         elif now > self.time_ns:
             self._advance((now - self.time_ns) * 1e-9)
         self.time_ns = now
@@ -67,8 +76,10 @@ class DynamicsNode(Node):
 
     def _advance(self, dt: float) -> None:
         if self.pending_reset is not None:
-            self.vehicle.reset(*self.pending_reset)
-            self._event(SimEvent.RESET, f'reset to {self.pending_reset}')
+            x, y, yaw, speed = self.pending_reset
+            self.vehicle.reset(x, y, yaw, speed)
+            self._event(SimEvent.RESET, f'reset to x={x:.3f} y={y:.3f} yaw={yaw:.3f} '
+                                        f'speed={speed:.2f}')
             self.pending_reset = None
             return
         try:
@@ -77,6 +88,7 @@ class DynamicsNode(Node):
             self.get_logger().error(f'{self.car.name}: {exc}; resetting the car')
             self._event(SimEvent.MODEL_ERROR, str(exc))
             self.vehicle.reset(*self.start_pose)
+            self._event(SimEvent.RESET, 'back to the start pose after a model error')
 
     def on_drive(self, msg: AckermannDriveStamped) -> None:
         d = msg.drive
@@ -110,16 +122,26 @@ class DynamicsNode(Node):
             return
         self.vehicle.set_normalised(msg.throttle, msg.brake, msg.steering)
 
-    def on_initialpose(self, msg: PoseWithCovarianceStamped) -> None:
-        pose = msg.pose.pose
-        frame = msg.header.frame_id
+    def on_pose_tool(self, msg: PoseWithCovarianceStamped | PoseStamped) -> None:
+        """RViz's '2D Pose Estimate' (ego) or '2D Goal Pose' (second car): place the car."""
+        pose = msg.pose.pose if isinstance(msg, PoseWithCovarianceStamped) else msg.pose
+        self._request_reset(msg.header.frame_id, pose, 0.0)
+
+    def on_reset(self, msg: CarReset) -> None:
+        if msg.to_start:
+            if self.start_pose is not None:
+                self.pending_reset = (*self.start_pose, 0.0)
+            return
+        self._request_reset(msg.header.frame_id, msg.pose, msg.speed)
+
+    def _request_reset(self, frame: str, pose: Pose, speed: float) -> None:
         if frame not in ('', self.world_frame):
-            self.get_logger().warn(f'ignoring initial pose in frame {frame!r}; expected '
+            self.get_logger().warn(f'ignoring a pose in frame {frame!r}; expected '
                                    f'{self.world_frame!r}', throttle_duration_sec=WARN_PERIOD_S)
             return
-        target = (pose.position.x, pose.position.y, yaw_of(pose))
+        target = (pose.position.x, pose.position.y, yaw_of(pose), speed)
         if not finite(*target):
-            self.get_logger().warn('ignoring non-finite initial pose',
+            self.get_logger().warn('ignoring a non-finite pose',
                                    throttle_duration_sec=WARN_PERIOD_S)
             return
         self.pending_reset = target

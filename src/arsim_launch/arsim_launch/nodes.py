@@ -56,10 +56,9 @@ def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any]) -> 
     n = car.names
     params = {**parameters, 'car': car.name}
     dynamics = [('state', n.state_topic), ('drive', n.drive_topic),
-                ('command', n.command_topic), ('events', n.event_topic),
+                ('command', n.command_topic), ('reset', n.reset_topic),
+                ('events', scenario.topic_map.event_topic),
                 ('track', scenario.topic_map.track_topic)]
-    if car.index == 0:
-        dynamics.append(('initialpose', scenario.topic_map.initialpose_topic))
     sensors = [('odom', n.odom_topic), *n.sensor_topics.items()]
     return [
         NodeSpec('arsim_bridge', 'dynamics', f'{car.name}_dynamics', 'arsim', params,

@@ -127,3 +127,16 @@ class Section:
     def items(self) -> list[tuple[str, Section]]:
         """The entries of a mapping of mappings, each as a Section."""
         return [(str(k), self.section(str(k))) for k in self.data]
+
+
+def merge(base: Any, overrides: Mapping[str, Any]) -> Any:
+    """``base`` with ``overrides`` applied recursively (mappings merge, other values replace)."""
+    if not isinstance(base, Mapping):
+        return base
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

@@ -18,10 +18,12 @@ PROFILE_KEYS = frozenset({'description', 'Sensors', 'Footprint', 'InitialPose'})
 
 @dataclass(frozen=True)
 class Footprint:
-    """Rectangle the car occupies, centred on base_link [m]."""
+    """Box the car occupies, centred on base_link [m]: its rectangle collides with barriers
+    and other cars, the box (up to ``height``) is what other cars' sensors see."""
 
     length: float
     width: float
+    height: float
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,13 @@ def load_profile(path: Path) -> CarProfile:
     data = load_yaml(path)
     root = Section(data, path)
     footprint = root.section('Footprint')
-    footprint.reject_unknown({'length', 'width'})
+    footprint.reject_unknown({'length', 'width', 'height'})
     profile = CarProfile(
         name=path.stem, source=str(path), raw=dict(root.data),
-        footprint=Footprint(footprint.number('length', minimum=0.0, exclusive_minimum=True),
-                            footprint.number('width', minimum=0.0, exclusive_minimum=True)),
+        footprint=Footprint(
+            *(footprint.number(key, minimum=0.0, exclusive_minimum=True)
+              for key in ('length', 'width')),
+            footprint.number('height', 0.25, minimum=0.0, exclusive_minimum=True)),
         sensors=load_sensors(root.section('Sensors', {})))
     check_dynamics(profile)
     return profile

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arsim_core.config.fields import Section, load_yaml
+from arsim_core.config.fields import Section, load_yaml, merge
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.errors import ConfigError
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
+COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,15 @@ class BackendSettings:
 class TrackSettings:
     name: str
     map_resolution: float
+
+
+@dataclass(frozen=True)
+class CollisionSettings:
+    """How cars react to contact: ``stop`` and ``bounce`` apply to barriers and other cars;
+    ``ghost`` lets cars pass through each other (barriers still stop them)."""
+
+    response: str
+    cars_visible: bool  # whether cars appear in each other's sensors
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,7 @@ class Scenario:
     driver_timeout_s: float
     backend: BackendSettings
     track: TrackSettings
+    collisions: CollisionSettings
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
 
@@ -90,7 +101,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     """
     path, resources = Path(path), Path(resources)
     root = Section(merge(load_yaml(path) or {}, overrides or {}), path)
-    root.reject_unknown({'description', 'simulation', 'backend', 'track', 'topic_map', 'cars'})
+    root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
+                         'topic_map', 'cars'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -103,6 +115,8 @@ def load_scenario(path: str | Path, resources: str | Path,
                             'startup_timeout_s'})
     track = root.section('track')
     track.reject_unknown({'name', 'map_resolution'})
+    collisions = root.section('collisions', {})
+    collisions.reject_unknown({'response', 'cars_visible'})
 
     topic_map = load_topic_map(resolve(root, 'topic_map', 'f1tenth_gym',
                                        config_dir / 'topic_maps'))
@@ -121,20 +135,10 @@ def load_scenario(path: str | Path, resources: str | Path,
             startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0)),
         track=TrackSettings(name=track.string('name'),
                             map_resolution=track.number('map_resolution', 0.05, minimum=0.001)),
+        collisions=CollisionSettings(
+            response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
+            cars_visible=collisions.boolean('cars_visible', True)),
         topic_map=topic_map, cars=cars)
-
-
-def merge(base: Any, overrides: Mapping[str, Any]) -> Any:
-    """``base`` with ``overrides`` applied recursively (mappings merge, other values replace)."""
-    if not isinstance(base, Mapping):
-        return base
-    merged = dict(base)
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arsim_core.config.fields import Section, load_yaml
+from arsim_core.config.fields import Section, load_yaml, merge
 
-_CAR_KEYS = ('odom_topic', 'drive_topic', 'command_topic', 'state_topic', 'event_topic',
-             'odom_frame', 'base_frame', 'sensor_topic', 'sensor_frame', 'sensors',
-             'odom_relative_to_start')
+_CAR_KEYS = ('odom_topic', 'odom_aliases', 'drive_topic', 'command_topic', 'state_topic',
+             'reset_topic', 'odom_frame', 'base_frame', 'sensor_topic',
+             'sensor_frame', 'sensors', 'odom_relative_to_start')
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,11 @@ class CarNames:
     """Resolved names of one car."""
 
     odom_topic: str
+    odom_aliases: tuple[str, ...]
     drive_topic: str
     command_topic: str
     state_topic: str
-    event_topic: str
+    reset_topic: str
     odom_frame: str
     base_frame: str
     odom_relative_to_start: bool
@@ -50,11 +51,15 @@ class _CarTemplate:
             override.reject_unknown({'topic', 'frame'})
             topics[sensor] = override.string('topic', fill('sensor_topic', sensor=sensor))
             frames[sensor] = override.string('frame', fill('sensor_frame', sensor=sensor))
+        aliases = s.raw('odom_aliases', [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            s.fail(f'expected a list of topic names, got {aliases!r}', 'odom_aliases')
         return CarNames(
-            odom_topic=fill('odom_topic'), drive_topic=fill('drive_topic'),
+            odom_topic=fill('odom_topic'), odom_aliases=tuple(a.format(car=car) for a in aliases),
+            drive_topic=fill('drive_topic'),
             command_topic=fill('command_topic', '/arsim/{car}/command'),
             state_topic=fill('state_topic', '/arsim/{car}/state'),
-            event_topic=fill('event_topic', '/arsim/events'),
+            reset_topic=fill('reset_topic', '/arsim/{car}/reset'),
             odom_frame=fill('odom_frame'), base_frame=fill('base_frame'),
             odom_relative_to_start=s.boolean('odom_relative_to_start', False),
             sensor_topics=topics, sensor_frames=frames)
@@ -70,24 +75,35 @@ class TopicMap:
     map_topic: str
     track_topic: str
     initialpose_topic: str
+    goal_pose_topic: str
+    event_topic: str
     ego: _CarTemplate
     opponent: _CarTemplate
+    named: dict[str, Section]
 
     def car_names(self, car: str, index: int, sensors: tuple[str, ...]) -> CarNames:
-        """Names of the car at ``index`` in the settings (0 is the ego)."""
-        template = self.ego if index == 0 else self.opponent
-        return template.resolve(car, sensors)
+        """Names of the car at ``index`` in the settings (0 is the ego); a car named in the
+        map's ``named`` section takes those names over its template's."""
+        template = (self.ego if index == 0 else self.opponent).section
+        if car in self.named:
+            template = Section(merge(template.data, self.named[car].data), template.source,
+                               self.named[car].path)
+        return _CarTemplate(template).resolve(car, sensors)
 
 
 def load_topic_map(path: Path) -> TopicMap:
     root = Section(load_yaml(path), path)
     root.reject_unknown({'description', 'world_frame', 'map_topic', 'track_topic',
-                         'initialpose_topic', 'ego', 'opponents'})
+                         'initialpose_topic', 'goal_pose_topic', 'event_topic', 'ego',
+                         'opponents', 'named'})
     return TopicMap(
         name=path.stem, source=str(path),
         world_frame=root.string('world_frame'),
         map_topic=root.string('map_topic'),
         track_topic=root.string('track_topic', '/arsim/track'),
         initialpose_topic=root.string('initialpose_topic', '/initialpose'),
+        goal_pose_topic=root.string('goal_pose_topic', '/goal_pose'),
+        event_topic=root.string('event_topic', '/arsim/events'),
         ego=_CarTemplate(root.section('ego')),
-        opponent=_CarTemplate(root.section('opponents')))
+        opponent=_CarTemplate(root.section('opponents')),
+        named=dict(root.section('named', {}).items()))

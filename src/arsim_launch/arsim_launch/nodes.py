@@ -30,6 +30,20 @@ class NodeSpec:
     ros: bool = True
 
 
+def validate(scenario: Scenario) -> None:
+    """Checks that need the track: it loads, and no two cars start on top of each other.
+
+    Run by every launcher before anything starts, so such mistakes stop the launch with one
+    message instead of surfacing in a node.
+    """
+    from arsim_core.race import check_start_poses, start_poses
+    from arsim_core.track import load_track
+
+    track = load_track(scenario.track.name, scenario.resources / 'maps')
+    check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose),
+                      scenario.source)
+
+
 def generate_nodes(scenario: Scenario, settings_file: Path,
                    overrides: dict[str, Any] | None = None) -> list[NodeSpec]:
     """Every process of the scenario: backend (if embedded), bridge, track loader, and per car
@@ -60,9 +74,10 @@ def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any]) -> 
                 ('events', scenario.topic_map.event_topic),
                 ('track', scenario.topic_map.track_topic)]
     sensors = [('odom', n.odom_topic), *n.sensor_topics.items()]
-    return [
-        NodeSpec('arsim_bridge', 'dynamics', f'{car.name}_dynamics', 'arsim', params,
-                 tuple(dynamics)),
-        NodeSpec('arsim_bridge', 'sensors', f'{car.name}_sensors', 'arsim', params,
-                 tuple(sensors)),
-    ]
+    nodes = []
+    if not car.external_dynamics:  # else the user's node keeps docs/dynamics-node.md
+        nodes.append(NodeSpec('arsim_bridge', 'dynamics', f'{car.name}_dynamics', 'arsim',
+                              params, tuple(dynamics)))
+    nodes.append(NodeSpec('arsim_bridge', 'sensors', f'{car.name}_sensors', 'arsim', params,
+                          tuple(sensors)))
+    return nodes

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ArsimError
-from arsim_launch.nodes import generate_nodes
+from arsim_launch.nodes import generate_nodes, validate
 from arsim_launch.resources import default_settings, launch_overrides, resources_dir
 from arsim_launch.runner import run
 
@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Path(arguments.pop('config', '') or default_settings(resources)).resolve()
         overrides = launch_overrides(arguments)
         scenario = load_scenario(settings, resources, overrides)
+        validate(scenario)
     except ArsimError as exc:
         print(f'[arsim] error: {exc}', file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from arsim_core.config.scenario import load_scenario
-from arsim_launch.nodes import generate_nodes
+from arsim_launch.nodes import generate_nodes, validate
 from arsim_launch.resources import (
     LAUNCH_ARGUMENTS,
     default_settings,
@@ -34,6 +34,7 @@ def _processes(context):
     settings = arguments.pop('config') or str(default_settings(resources))
     overrides = launch_overrides(arguments)
     scenario = load_scenario(settings, resources, overrides)
+    validate(scenario)
     actions = []
     for spec in generate_nodes(scenario, settings, overrides):
         if spec.ros:

@@ -52,6 +52,7 @@ class CarSpec:
     profile: CarProfile
     names: CarNames
     pose: tuple[float, float, float] | None
+    external_dynamics: bool  # a user's node integrates this car (docs/dynamics-node.md)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
     cars: list[CarSpec] = []
     for index, entry in enumerate(entries):
         car = Section(entry, root.source, f'cars[{index}]')
-        car.reject_unknown({'name', 'profile', 'pose'})
+        car.reject_unknown({'name', 'profile', 'pose', 'dynamics'})
         name = car.string('name')
         if not name.isidentifier():
             car.fail(f'expected a name of letters, digits and underscores, got {name!r}', 'name')
@@ -164,7 +165,8 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
                 car.fail(msg, 'profile')
         names = topic_map.car_names(name, index, tuple(s.name for s in profile.sensors))
         pose = car.vector('pose', 3) if car.has('pose') else None
-        cars.append(CarSpec(name, index, profile, names, pose))
+        external = car.string('dynamics', 'arsim', choices=('arsim', 'external')) == 'external'
+        cars.append(CarSpec(name, index, profile, names, pose, external))
     return tuple(cars)
 
 

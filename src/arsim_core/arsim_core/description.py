@@ -83,6 +83,7 @@ def xacro_arguments(car: CarSpec) -> dict[str, str]:
             'base_frame': car.names.base_frame,
             'sensor_frames': frames,
             'rear_axle_x': repr(rear_axle_x(car)),
+            'body_top': repr(car.profile.footprint.height),
             'robot_name': car.name}
 
 

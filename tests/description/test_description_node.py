@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from tf2_msgs.msg import TFMessage
 from arsim_core.config.scenario import CarSpec, load_scenario
 from arsim_core.description import description_topic, fixed_joints, robot_description
 from arsim_launch.nodes import NodeSpec
-from arsim_launch.runner import command
+from arsim_launch.runner import STOP_GRACE_S, command
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -72,12 +73,16 @@ class DescriptionProcess:
             time.sleep(0.1)
         return text in self.log
 
-    def stop(self) -> int:
+    def stop(self) -> None:
+        """Ctrl-C as the runner sends it; killed if it has not ended after the runner's grace."""
         if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         self._log.close()
-        return self.process.returncode
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from urdf_parser_py.urdf import URDF
 
 from arsim_core.config.scenario import CarSpec, load_scenario
 from arsim_core.description import (
+    car_xacro,
     description_topic,
     fixed_joints,
     frame_prefix,
@@ -62,8 +63,9 @@ def described(case: tuple[str, str], repo_root: Path) -> list[tuple[CarSpec, URD
 def test_every_sensor_frame_is_a_link_at_its_profile_mount(described) -> None:
     for car, robot, _ in described:
         links = {link.name for link in robot.links}
-        assert car.profile.sensors
-        for sensor in car.profile.sensors:
+        mounted = [s for s in car.profile.sensors if s.mount is not None]
+        assert mounted
+        for sensor in mounted:
             frame = car.names.sensor_frames[sensor.name]
             assert frame in links
             joint = joint_to(robot, frame)
@@ -111,10 +113,9 @@ def test_wheels_and_chassis_are_sized_from_the_profile(described) -> None:
         length, width, _ = chassis.size
         assert length == pytest.approx(car.profile.footprint.length)
         assert width < car.profile.footprint.width
-        # Up to the height other cars' sensors see; a profile without one: twice the CoG height.
+        # Up to the height other cars' sensors see.
         top = joint_to(robot, f'{prefix}chassis').origin.xyz[2] + chassis.size[2] / 2
-        expected = car.profile.raw['Footprint'].get('height') or 2 * body['cog_height']
-        assert top == pytest.approx(expected)
+        assert top == pytest.approx(car.profile.footprint.height)
 
 
 def test_kinematic_model_puts_base_link_on_the_rear_axle(repo_root: Path, tmp_path: Path) -> None:
@@ -187,6 +188,38 @@ def test_missing_xacro_file_names_the_file(repo_root: Path, tmp_path: Path) -> N
     expected = "missing.xacro: cannot build the description of car 'ego'"
     with pytest.raises(ConfigError, match=expected):
         robot_description(car, tmp_path / 'missing.xacro')
+
+
+def test_profile_without_height_draws_the_loaders_default_box(repo_root: Path,
+                                                            tmp_path: Path) -> None:
+    data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    data['Footprint'].pop('height', None)
+    profile = tmp_path / 'flat.yaml'
+    profile.write_text(yaml.safe_dump(data))
+    car = cars(repo_root, 'f1tenth_gym', profile)[0]
+    robot = URDF.from_xml_string(robot_description(car))
+    chassis = robot.link_map['ego_racecar/chassis'].visual.geometry
+    top = joint_to(robot, 'ego_racecar/chassis').origin.xyz[2] + chassis.size[2] / 2
+    assert top == pytest.approx(car.profile.footprint.height)
+
+
+def test_sensor_without_a_position_has_no_frame(repo_root: Path, tmp_path: Path) -> None:
+    """Sensors computed from the car's state (ground truth, wheel odometry) are not mounted."""
+    import xacro
+
+    data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    data['Sensors']['truth'] = {'type': 'ground_truth', 'rate_hz': 40.0}
+    data['Sensors']['front_camera'] = {'type': 'camera', 'position': [0.2, 0.0, 0.15]}
+    profile = tmp_path / 'more_sensors.yaml'
+    profile.write_text(yaml.safe_dump(data))
+    doc = xacro.process_file(str(car_xacro()), mappings={'profile': str(profile)})
+    robot = URDF.from_xml_string(doc.toxml())
+    links = {link.name for link in robot.links}
+    assert {'ego_racecar/scan', 'ego_racecar/front_camera'} <= links
+    assert 'ego_racecar/truth' not in links
+    camera = robot.link_map['ego_racecar/front_camera'].visual.geometry
+    assert hasattr(camera, 'size'), 'a sensor other than a LiDAR is drawn as a cube'
+    assert joint_to(robot, 'ego_racecar/front_camera').origin.xyz == pytest.approx([0.2, 0, 0.15])
 
 
 def test_sensor_rotation_reaches_the_joint(repo_root: Path, tmp_path: Path) -> None:

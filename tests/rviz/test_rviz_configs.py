@@ -164,9 +164,8 @@ def test_pose_tools_publish_where_the_simulation_listens(repo_root: Path, name: 
                           {'topic_map': topic_map}).topic_map
     initial = tools['rviz_default_plugins/SetInitialPose']['Topic']['Value']
     assert initial == names.initialpose_topic
-    # A topic map that does not name a goal pose topic leaves RViz's default.
     goal = tools['rviz_default_plugins/SetGoal']['Topic']['Value']
-    assert goal == getattr(names, 'goal_pose_topic', '/goal_pose')
+    assert goal == names.goal_pose_topic
 
 
 @pytest.mark.parametrize(('name', 'topic_map'), sorted(RVIZ_TOPIC_MAPS.items()))

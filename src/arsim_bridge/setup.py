@@ -21,6 +21,7 @@ setup(
             'bridge = arsim_bridge.bridge_node:main',
             'description = arsim_bridge.description_node:main',
             'dynamics = arsim_bridge.dynamics_node:main',
+            'container = arsim_bridge.container:main',
             'sensors = arsim_bridge.sensor_node:main',
             'track_loader = arsim_bridge.track_node:main',
         ],

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import rclpy
 import rclpy.logging
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Quaternion
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from arsim_core.config.scenario import Scenario, load_scenario, parse_overrides
@@ -58,19 +58,35 @@ def finite(*values: float) -> bool:
 def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None) -> int:
     """Create a node, spin it until Ctrl-C, and turn arsim errors into one clear log line and
     a non-zero exit code instead of a traceback."""
+    return run_nodes([factory], spin)
+
+
+def run_nodes(factories: Sequence[Callable[[], Node]],
+              spin: Callable[[Node], None] | None = None) -> int:
+    """``run_node`` for several nodes sharing one executor (``spin`` only for a single node)."""
     rclpy.init(args=sys.argv)
-    node = None
+    nodes: list[Node] = []
     code = 0
     try:
-        node = factory()
-        (spin or rclpy.spin)(node)
+        for factory in factories:
+            nodes.append(factory())
+        if spin is not None:
+            spin(nodes[0])
+        else:
+            executor = SingleThreadedExecutor()
+            for node in nodes:
+                executor.add_node(node)
+            executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:
+        if rclpy.ok():
+            raise  # a real error; otherwise rclpy was taking a message while shutting down
     except ArsimError as exc:
-        (node.get_logger() if node else rclpy.logging.get_logger('arsim')).fatal(str(exc))
+        (nodes[-1].get_logger() if nodes else rclpy.logging.get_logger('arsim')).fatal(str(exc))
         code = 1
     finally:
-        if node is not None:
+        for node in nodes:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()

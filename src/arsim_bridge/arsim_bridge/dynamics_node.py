@@ -7,6 +7,8 @@ the new time on ``state``. Any node that keeps this contract can replace this on
 
 from __future__ import annotations
 
+from typing import Any
+
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import Pose, PoseStamped, PoseWithCovarianceStamped
 from rclpy.node import Node
@@ -23,8 +25,8 @@ WARN_PERIOD_S = 2.0
 
 
 class DynamicsNode(Node):
-    def __init__(self) -> None:
-        super().__init__('dynamics')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('dynamics', **node_options)
         scenario = declare_scenario(self)
         name = self.declare_parameter('car', '').value
         if name not in [c.name for c in scenario.cars]:

@@ -27,8 +27,8 @@ from arsim_core.geometry import relative_pose, rpy_to_quaternion, yaw_to_quatern
 
 
 class SensorNode(Node):
-    def __init__(self) -> None:
-        super().__init__('sensors')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('sensors', **node_options)
         scenario = declare_scenario(self)
         name = self.declare_parameter('car', '').value
         if name not in [c.name for c in scenario.cars]:

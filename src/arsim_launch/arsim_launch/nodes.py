@@ -6,6 +6,7 @@ start exactly this list, so the two ways of running arsim cannot drift apart.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,21 @@ class NodeSpec:
     arguments: tuple[str, ...] = ()
     required: bool = False
     ros: bool = True
+    members: tuple[NodeSpec, ...] = ()  # the nodes a container process hosts
+
+
+def flatten(specs: list[NodeSpec]) -> list[NodeSpec]:
+    """Every node, with containers replaced by the nodes they host."""
+    return [member for spec in specs for member in (spec.members or (spec,))]
+
+
+def container(name: str, members: list[NodeSpec]) -> NodeSpec:
+    """One process hosting ``members`` (see arsim_bridge.container)."""
+    described = [{'type': m.executable, 'name': m.name, 'namespace': m.namespace,
+                  'parameters': m.parameters, 'remappings': list(m.remappings)}
+                 for m in members]
+    return NodeSpec('arsim_bridge', 'container', name, 'arsim',
+                    arguments=('--nodes', json.dumps(described)), members=tuple(members))
 
 
 def validate(scenario: Scenario) -> None:
@@ -61,8 +77,13 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                           (('track', names.track_topic),), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
                           (('map', names.map_topic), ('track', names.track_topic))))
-    for car in scenario.cars:
-        nodes.extend(_car_nodes(scenario, car, common))
+    car_nodes = [node for car in scenario.cars for node in _car_nodes(scenario, car, common)]
+    if scenario.group_car_nodes and len(scenario.cars) > 1:
+        for kind in ('dynamics', 'sensors'):
+            nodes.append(container(f'cars_{kind}', [n for n in car_nodes
+                                                    if n.executable == kind]))
+    else:
+        nodes.extend(car_nodes)
     return nodes
 
 

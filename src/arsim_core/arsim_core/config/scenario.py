@@ -63,6 +63,7 @@ class Scenario:
     real_time_factor: float
     wait_for_drivers: bool
     driver_timeout_s: float
+    group_car_nodes: bool
     backend: BackendSettings
     track: TrackSettings
     collisions: CollisionSettings
@@ -108,7 +109,7 @@ def load_scenario(path: str | Path, resources: str | Path,
 
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
-                        'driver_timeout_s'})
+                        'driver_timeout_s', 'group_car_nodes'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -127,6 +128,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
         wait_for_drivers=sim.boolean('wait_for_drivers', True),
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
+        group_car_nodes=sim.boolean('group_car_nodes', True),
         backend=BackendSettings(
             kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
             address=backend.string('address', 'tcp://127.0.0.1:5555'),

@@ -139,6 +139,27 @@ EOF
 fi
 mkdir -p "$STATE"
 PY="$VENV/bin/python"
+
+# --- System libraries for camera rendering (the sensor suite) --------------------------------
+# Cameras render through a headless EGL context (Mesa llvmpipe when there is no GPU). Without
+# these libraries arsim still runs, but casts camera images as rays, about ten times slower.
+EGL_PKGS=(libegl1 libgl1-mesa-dri)
+if command -v dpkg-query >/dev/null; then
+  missing_egl=()
+  for pkg in "${EGL_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
+      || missing_egl+=("$pkg")
+  done
+  if (( ${#missing_egl[@]} )); then
+    if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+      say "installing ${missing_egl[*]} (headless OpenGL for cameras)"
+      run_logged "$STATE/apt-egl.log" "apt-get install ${missing_egl[*]}" bash -c \
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing_egl[*]}"
+    else
+      say "cameras will be ray cast (slower); for OpenGL rendering: sudo apt-get install ${missing_egl[*]}"
+    fi
+  fi
+fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # pip_install STAMP-NAME LABEL REQ-FILES...: install requirement files unless the stamp says

@@ -1,52 +1,200 @@
-"""LiDAR rendering for the embedded backend: beam directions, ray casting, REP-117 ranges."""
+"""LiDAR rendering for the embedded backend: beams cast into the world, REP-117 ranges,
+intensity from surface reflectivity.
+
+A 2D scanner (LaserScan) is rendered at the frame time. A spinning 3D LiDAR measures its
+columns one after the other during a revolution; each column is cast from the pose the car had
+at that column's time (interpolated between frames) against the other cars where they were at
+the end of that frame, so a moving car's cloud shows the motion distortion a real one does.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from arsim_core.backend.raycast import Raycaster
+from arsim_core.backend.frames import Context, Output, Rendered
+from arsim_core.backend.scene import Hits
 from arsim_core.geometry import rotation_matrix
+from arsim_core.sensors import beams
+from arsim_core.sensors.labels import reflectivity_table
+
+# intensity = INTENSITY_SCALE * reflectivity * |cos(incidence)| / max(range, 1 m)^2: a signal
+# photon count like Ouster's, falling with distance and grazing angle.
+INTENSITY_SCALE = 1000.0
+_REFLECTIVITY = np.asarray(reflectivity_table(), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Returns:
+    """One scan's measurements, all float32 but reflectivity (uint16, 100 = white diffuse)."""
+
+    ranges: np.ndarray
+    intensity: np.ndarray
+    reflectivity: np.ndarray
+
+
+@dataclass
+class RangeModel:
+    """How hits become measurements: Gaussian noise, dropout and the REP-117 special values
+    (+inf: no return within range_max, -inf: closer than range_min, NaN: dropped)."""
+
+    range_min: float
+    range_max: float
+    noise_std: float
+    dropout: float
+    rng: np.random.Generator
+
+    @classmethod
+    def from_wire(cls, spec: Mapping[str, Any], seed: int) -> RangeModel:
+        return cls(float(spec['range_min']), float(spec['range_max']),
+                   float(spec.get('noise_std', 0.0)), float(spec.get('dropout', 0.0)),
+                   np.random.default_rng(seed))
+
+    def measure(self, hits: Hits) -> Returns:
+        ranges = hits.distance
+        if self.noise_std > 0.0:
+            ranges = ranges + self.rng.standard_normal(ranges.shape, np.float32) \
+                * np.float32(self.noise_std)
+        valid = np.isfinite(ranges)
+        rho = _REFLECTIVITY[hits.label]
+        clamped = np.maximum(np.where(valid, ranges, np.float32(1.0)), np.float32(1.0))
+        intensity = np.where(valid, np.float32(INTENSITY_SCALE) * rho * hits.cosine
+                             / (clamped * clamped), np.float32(0.0)).astype(np.float32)
+        reflectivity = np.where(valid, np.rint(rho * 100.0), 0.0).astype(np.uint16)
+        ranges = np.where(ranges > self.range_max, np.float32(np.inf), ranges)
+        ranges = np.where(ranges < self.range_min, np.float32(-np.inf), ranges)
+        if self.dropout > 0.0:
+            dropped = self.rng.random(ranges.shape, np.float32) < self.dropout
+            ranges = np.where(dropped, np.float32(np.nan), ranges)
+            intensity[dropped] = 0.0
+            reflectivity[dropped] = 0
+        return Returns(ranges.astype(np.float32, copy=False), intensity, reflectivity)
+
+
+def _mount(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    x, y, z, roll, pitch, yaw = (float(v) for v in spec['mount'])
+    return np.array([x, y, z]), rotation_matrix(roll, pitch, yaw)
 
 
 @dataclass
 class Lidar2D:
-    """A planar scanner: one ray per beam in the sensor's x-y plane."""
+    """A planar scanner: one ray per beam in the sensor's x-y plane, at the frame time."""
 
     car: str
     name: str
     mount_position: np.ndarray
     mount_rotation: np.ndarray
     local_directions: np.ndarray
-    range_min: float
-    range_max: float
-    noise_std: float
-    rng: np.random.Generator
+    model: RangeModel
+
+    kind = 'lidar2d'
 
     @classmethod
-    def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int) -> Lidar2D:
-        angles = spec['angle_min'] + spec['angle_increment'] * np.arange(int(spec['beams']))
-        directions = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)
-        x, y, z, roll, pitch, yaw = (float(v) for v in spec['mount'])
-        return cls(car=car, name=str(spec['name']), mount_position=np.array([x, y, z]),
-                   mount_rotation=rotation_matrix(roll, pitch, yaw),
-                   local_directions=directions, range_min=float(spec['range_min']),
-                   range_max=float(spec['range_max']), noise_std=float(spec['noise_std']),
-                   rng=np.random.default_rng(seed))
+    def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
+                  frame_period_ns: int = 0) -> Lidar2D:
+        position, rotation = _mount(spec)
+        directions = beams.planar_directions(float(spec['angle_min']),
+                                             float(spec['angle_increment']), int(spec['beams']))
+        return cls(car=car, name=str(spec['name']), mount_position=position,
+                   mount_rotation=rotation, local_directions=directions,
+                   model=RangeModel.from_wire(spec, seed))
 
-    def render(self, raycaster: Raycaster, car_pose: Sequence[float]) -> np.ndarray:
-        """Ranges [m] from the car pose (x, y, z, roll, pitch, yaw); +inf = no return within
-        range_max, -inf = closer than range_min (REP-117)."""
-        x, y, z, roll, pitch, yaw = car_pose
+    def render(self, ctx: Context) -> Rendered:
+        world, time_ns = ctx.world, ctx.time_ns
+        poses = ctx.timeline.poses(-1)
+        x, y, z, roll, pitch, yaw = poses[self.car]
         car_rotation = rotation_matrix(roll, pitch, yaw)
         origin = np.array([x, y, z]) + car_rotation @ self.mount_position
         directions = self.local_directions @ (car_rotation @ self.mount_rotation).T
-        origins = np.broadcast_to(origin, directions.shape)
-        ranges, _ = raycaster.cast(origins, directions)
-        if self.noise_std > 0.0:
-            ranges = ranges + self.rng.normal(0.0, self.noise_std, ranges.shape).astype(np.float32)
-        ranges = np.where(ranges > self.range_max, np.float32(np.inf), ranges)
-        return np.where(ranges < self.range_min, np.float32(-np.inf), ranges).astype(np.float32)
+        hits = world.cast(origin[None, :], directions, self.model.range_max,
+                          world.obstacles(self.car, poses, time_ns))
+        returns = self.model.measure(hits)
+        return Rendered(time_ns, (Output('', returns.ranges, 'ranges'),
+                                  Output('/intensity', returns.intensity, 'intensity')))
+
+
+def _rotations(poses: np.ndarray) -> np.ndarray:
+    """Rotation matrices (n, 3, 3) of poses (n, 6), R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = np.cos(poses[:, 3]), np.sin(poses[:, 3])
+    cp, sp = np.cos(poses[:, 4]), np.sin(poses[:, 4])
+    cy, sy = np.cos(poses[:, 5]), np.sin(poses[:, 5])
+    return np.stack([
+        np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], axis=-1),
+        np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], axis=-1),
+        np.stack([-sp, cp * sr, cp * cr], axis=-1)], axis=1)
+
+
+@dataclass
+class Lidar3D:
+    """A spinning multi-channel LiDAR; one revolution per render, columns swept in time."""
+
+    car: str
+    name: str
+    mount_position: np.ndarray
+    mount_rotation: np.ndarray
+    local_directions: np.ndarray  # (channels, columns, 3)
+    period_ns: int
+    column_offsets_ns: np.ndarray
+    model: RangeModel
+
+    kind = 'lidar3d'
+
+    @classmethod
+    def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
+                  frame_period_ns: int = 0) -> Lidar3D:
+        position, rotation = _mount(spec)
+        columns = int(spec['columns'])
+        directions = beams.spinning_directions(float(spec['azimuth_start']),
+                                               float(spec['azimuth_increment']), columns,
+                                               [float(e) for e in spec['elevations']])
+        if len(spec['elevations']) != int(spec['channels']):
+            msg = f'lidar3d {spec["name"]!r}: channels and the number of elevations differ'
+            raise ValueError(msg)
+        period = beams.scan_period_ns(float(spec['rate_hz']), frame_period_ns) \
+            if frame_period_ns > 0 else round(1e9 / float(spec['rate_hz']))
+        return cls(car=car, name=str(spec['name']), mount_position=position,
+                   mount_rotation=rotation, local_directions=directions, period_ns=period,
+                   column_offsets_ns=beams.column_offsets_ns(period, columns),
+                   model=RangeModel.from_wire(spec, seed))
+
+    def revolution_start(self, time_ns: int) -> int:
+        """Start of the last revolution completed by ``time_ns`` (the cloud's stamp)."""
+        return max(0, (time_ns // self.period_ns - 1) * self.period_ns)
+
+    def render(self, ctx: Context) -> Rendered:
+        world, timeline = ctx.world, ctx.timeline
+        start = self.revolution_start(ctx.time_ns)
+        times = start + self.column_offsets_ns
+        poses = timeline.pose_at(self.car, times)
+        car_rotation = _rotations(poses)
+        origins = poses[:, :3] + car_rotation @ self.mount_position
+        sensor_rotation = car_rotation @ self.mount_rotation
+        # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
+        directions = np.matmul(sensor_rotation, self.local_directions.transpose(1, 2, 0)) \
+            .transpose(2, 0, 1).astype(np.float32)
+        channels, columns = self.local_directions.shape[:2]
+        frames = timeline.frame_after(times)
+        distance = np.empty((channels, columns), np.float32)
+        label = np.empty((channels, columns), np.uint8)
+        cosine = np.empty((channels, columns), np.float32)
+        for frame in np.unique(frames):
+            cols = np.flatnonzero(frames == frame)
+            whole = len(cols) == columns
+            rays = directions if whole else directions[:, cols]
+            ray_origins = np.broadcast_to(origins[None, :, :] if whole else
+                                          origins[None, cols, :], rays.shape)
+            hits = world.cast(ray_origins.reshape(-1, 3), rays.reshape(-1, 3),
+                              self.model.range_max,
+                              world.obstacles(self.car, timeline.poses(int(frame)),
+                                              int(timeline.times[frame])))
+            shape = (channels, len(cols))
+            distance[:, cols] = hits.distance.reshape(shape)
+            label[:, cols] = hits.label.reshape(shape)
+            cosine[:, cols] = hits.cosine.reshape(shape)
+        returns = self.model.measure(Hits(distance, label, cosine))
+        return Rendered(start, (Output('', returns.ranges, 'ranges'),
+                                Output('/intensity', returns.intensity, 'intensity'),
+                                Output('/reflectivity', returns.reflectivity, 'reflectivity')))

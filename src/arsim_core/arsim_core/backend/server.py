@@ -17,23 +17,45 @@ import numpy as np
 import zmq
 
 from arsim_core import protocol
-from arsim_core.backend.lidar import Lidar2D
-from arsim_core.backend.raycast import Raycaster, make_raycaster
+from arsim_core.backend.camera import Camera, Renderer, make_renderer
+from arsim_core.backend.frames import Context
+from arsim_core.backend.lidar import Lidar2D, Lidar3D
+from arsim_core.backend.scene import Footprint, World
+from arsim_core.backend.timeline import Timeline
 from arsim_core.errors import ProtocolError
 
 LOG = logging.getLogger('arsim.backend')
 NAME = 'arsim-embedded'
 
 Frames = list[Any]
+Sensor = Lidar2D | Lidar3D | Camera
+SENSOR_TYPES: Mapping[str, Any] = {'lidar2d': Lidar2D, 'lidar3d': Lidar3D, 'camera': Camera}
+# Computed by the car's republisher from the car state; a backend renders nothing for them and
+# ignores them if a bridge lists or requests them.
+COMPUTED_TYPES = frozenset({'imu', 'gnss', 'wheel_odometry', 'ground_truth'})
 
 
 class EmbeddedBackend:
     """Protocol state machine, independent of the socket so it can be tested directly."""
 
     def __init__(self) -> None:
-        self.raycaster: Raycaster | None = None
-        self.sensors: dict[tuple[str, str], Lidar2D] = {}
+        self.world: World | None = None
+        self.timeline = Timeline()
+        self.sensors: dict[tuple[str, str], Sensor] = {}
+        self.computed: set[tuple[str, str]] = set()
+        self.footprints: dict[str, Footprint] = {}
+        self.cars_visible = True
         self.track_name = ''
+        self._renderer: Renderer | None = None
+
+    def renderer(self) -> Renderer:
+        """The camera renderer, made (and given the track) on first use."""
+        if self._renderer is None:
+            self._renderer = make_renderer(lambda: self.world)
+            if self.world is not None:
+                self._renderer.set_track(self.world.vertices, self.world.triangles,
+                                         self.world.triangle_labels)
+        return self._renderer
 
     def handle(self, message: protocol.Message) -> Frames:
         handler = {protocol.INITIAL_SETTINGS: self._initial_settings,
@@ -47,33 +69,56 @@ class EmbeddedBackend:
     def _initial_settings(self, message: protocol.Message) -> Frames:
         cars = _list(message.header, 'cars')
         seed = int(message.header.get('seed', 0))
-        sensors = {}
+        frame_period = int(message.header.get('frame_period_ns', 0))
+        sensors: dict[tuple[str, str], Sensor] = {}
+        computed: set[tuple[str, str]] = set()
+        footprints: dict[str, Footprint] = {}
         for car_index, car in enumerate(cars):
+            car_id = str(car.get('id'))
+            if car.get('footprint') is not None:
+                footprints[car_id] = _footprint(car)
             for sensor_index, spec in enumerate(_list(car, 'sensors')):
-                if spec.get('type') != 'lidar2d':
-                    msg = f'sensor type {spec.get("type")!r} is not supported by {NAME}'
+                kind = spec.get('type')
+                if kind in COMPUTED_TYPES:
+                    computed.add((car_id, str(spec.get('name'))))
+                    continue
+                if kind not in SENSOR_TYPES:
+                    msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
+                           f'{sorted(SENSOR_TYPES)}')
                     raise ProtocolError(msg)
-                sensor = Lidar2D.from_wire(str(car['id']), spec, seed + 1000 * car_index
-                                           + sensor_index)
+                sensor = SENSOR_TYPES[kind].from_wire(car_id, spec, seed + 1000 * car_index
+                                                      + sensor_index, frame_period)
                 sensors[(sensor.car, sensor.name)] = sensor
         self._load_track(message)
-        self.sensors = sensors
-        LOG.info('ready: track %r, %d car(s), %d sensor(s)', self.track_name, len(cars),
-                 len(sensors))
+        self.sensors, self.computed = sensors, computed
+        self.footprints = footprints
+        self.cars_visible = bool(message.header.get('cars_visible', True))
+        assert self.world is not None
+        self.world.set_cars(footprints, self.cars_visible)
+        periods = [s.period_ns for s in sensors.values() if isinstance(s, Lidar3D)]
+        self.timeline = Timeline(max(periods, default=0) + frame_period)
+        if any(isinstance(s, Camera) for s in sensors.values()):
+            LOG.info('camera renderer: %s', self.renderer().name)
+        LOG.info('ready: track %r, %d car(s), %d rendered sensor(s)', self.track_name,
+                 len(cars), len(sensors))
         return self._ready(message)
 
     def _track(self, message: protocol.Message) -> Frames:
         self._load_track(message)
+        assert self.world is not None
+        self.world.set_cars(self.footprints, self.cars_visible)
         return self._ready(message)
 
     def _ready(self, message: protocol.Message) -> Frames:
-        listing = [{'car': car, 'sensor': name, 'type': 'lidar2d'} for car, name in self.sensors]
+        listing = [{'car': car, 'sensor': name, 'type': sensor.kind}
+                   for (car, name), sensor in self.sensors.items()]
         return protocol.encode(protocol.READY, message.step, message.time_ns,
                                {'backend': NAME, 'track': self.track_name, 'sensors': listing})
 
     def _load_track(self, message: protocol.Message) -> None:
         vertices = message.arrays.get('track_vertices')
         triangles = message.arrays.get('track_triangles')
+        labels = message.arrays.get('track_labels')
         if vertices is None or triangles is None:
             msg = f'{message.topic} needs the frames track_vertices and track_triangles'
             raise ProtocolError(msg)
@@ -84,27 +129,52 @@ class EmbeddedBackend:
         if triangles.size and int(triangles.max()) >= len(vertices):
             msg = 'track_triangles index a vertex that does not exist'
             raise ProtocolError(msg)
-        self.raycaster = make_raycaster(vertices, triangles.astype(np.int64))
+        if labels is not None and labels.shape != (len(triangles),):
+            msg = f'track_labels must have one label per triangle ({len(triangles)})'
+            raise ProtocolError(msg)
+        self.world = World(vertices, triangles.astype(np.int64), labels)
+        if self._renderer is not None:
+            self._renderer.set_track(self.world.vertices, self.world.triangles,
+                                     self.world.triangle_labels)
         self.track_name = str(message.header.get('track', {}).get('name', ''))
 
     def _update(self, message: protocol.Message) -> Frames:
-        if self.raycaster is None:
+        if self.world is None:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
         poses = {str(car['id']): _pose(car) for car in _list(message.header, 'cars')}
-        arrays: dict[str, np.ndarray] = {}
-        meta: dict[str, dict[str, Any]] = {}
+        requests = []
         for request in _list(message.header, 'render'):
             key = (str(request.get('car')), str(request.get('sensor')))
-            sensor = self.sensors.get(key)
-            if sensor is None or key[0] not in poses:
+            if key in self.computed:
+                continue
+            if key not in self.sensors or key[0] not in poses:
                 msg = f'render request for unknown car/sensor {key}'
                 raise ProtocolError(msg)
-            name = f'{key[0]}/{key[1]}'
-            arrays[name] = sensor.render(self.raycaster, poses[key[0]])
-            meta[name] = {'car': key[0], 'sensor': key[1], 'type': 'lidar2d',
-                          'encoding': 'ranges', 'stamp_ns': message.time_ns}
+            requests.append(key)
+        self.timeline.add(message.time_ns, poses)
+        ctx = Context(self.world, self.timeline, message.time_ns, self.renderer)
+        arrays: dict[str, np.ndarray] = {}
+        meta: dict[str, dict[str, Any]] = {}
+        for car, name in requests:
+            sensor = self.sensors[(car, name)]
+            rendered = sensor.render(ctx)
+            for output in rendered.outputs:
+                frame = f'{car}/{name}{output.suffix}'
+                arrays[frame] = output.array
+                meta[frame] = {'car': car, 'sensor': name, 'type': sensor.kind,
+                               'encoding': output.encoding, 'stamp_ns': rendered.stamp_ns}
         return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
+
+
+def _footprint(car: Mapping[str, Any]) -> Footprint:
+    value = car.get('footprint')
+    if not isinstance(value, list) or len(value) != 3 or not all(
+            isinstance(v, (int, float)) and np.isfinite(v) and v > 0 for v in value):
+        msg = (f'car {car.get("id")!r}: footprint must be 3 positive numbers '
+               f'(length, width, height)')
+        raise ProtocolError(msg)
+    return Footprint(*(float(v) for v in value))
 
 
 def _list(mapping: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -132,7 +202,7 @@ def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
         return protocol.encode(protocol.ERROR, 0, 0, {'error': str(exc)})
     try:
         return backend.handle(message)
-    except (ProtocolError, KeyError, TypeError, ValueError) as exc:
+    except (ProtocolError, KeyError, TypeError, ValueError, IndexError) as exc:
         LOG.error('refused %s of step %d: %s', message.topic, message.step, exc)
         return protocol.encode(protocol.ERROR, message.step, message.time_ns, {'error': str(exc)})
 

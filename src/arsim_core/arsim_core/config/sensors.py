@@ -1,12 +1,37 @@
-"""Sensor declarations of a car profile (the ``Sensors`` section)."""
+"""Sensor declarations of a car profile (the ``Sensors`` section).
+
+Each entry is one sensor, named by its key, with a ``type`` that picks its parser:
+
+- rendered by the backend from the scene: ``lidar2d`` (LaserScan), ``lidar3d`` (organised
+  PointCloud2), ``camera`` (rgb8 / 32FC1 depth / mono8 semantic Image + CameraInfo);
+- computed by the car's republisher from the ground-truth state, no rendering: ``imu``,
+  ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry).
+
+A spec says whether the backend renders it (``rendered``), so the bridge asks the backend only
+for those, and whether it sits on the car (``mount``: a frame on /tf_static). Every value is
+checked here, at start-up, so an impossible sensor stops the launch with one message naming the
+profile file, the sensor and the key. Units are SI and angles radians, as everywhere in arsim.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from arsim_core.config.fields import Section
+
+TWO_PI = 2.0 * math.pi
+# Renderer limits: the largest render target llvmpipe and common GPUs accept, and the memory
+# one camera may take per frame (render targets plus the frames it sends).
+MAX_IMAGE_SIDE = 16384
+MAX_CAMERA_BYTES = 1 << 30
+MAX_LIDAR_POINTS = 1 << 22
+CAMERA_OUTPUTS = ('rgb', 'depth', 'semantic')
+# Bytes per pixel: what each output sends, plus the colour, depth and label targets rendered.
+_OUTPUT_BYTES = {'rgb': 3, 'depth': 4, 'semantic': 1}
+_RENDER_BYTES_PER_PIXEL = 4 + 4 + 4 + 1
 
 
 @dataclass(frozen=True)
@@ -19,6 +44,12 @@ class Mount:
     roll: float
     pitch: float
     yaw: float
+
+    def to_wire(self) -> list[float]:
+        return [self.x, self.y, self.z, self.roll, self.pitch, self.yaw]
+
+
+ORIGIN = Mount(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -33,8 +64,10 @@ class Lidar2DSpec:
     range_min: float
     range_max: float
     noise_std: float = 0.0
+    dropout: float = 0.0
 
-    kind = 'lidar2d'
+    kind: ClassVar[str] = 'lidar2d'
+    rendered: ClassVar[bool] = True
 
     @property
     def angle_min(self) -> float:
@@ -46,15 +79,156 @@ class Lidar2DSpec:
 
     def to_wire(self) -> dict[str, object]:
         """The description sent to the backend in InitialSettings."""
-        m = self.mount
         return {'name': self.name, 'type': self.kind, 'rate_hz': self.rate_hz,
-                'mount': [m.x, m.y, m.z, m.roll, m.pitch, m.yaw], 'beams': self.beams,
+                'mount': self.mount.to_wire(), 'beams': self.beams,
                 'angle_min': self.angle_min, 'angle_increment': self.angle_increment,
                 'range_min': self.range_min, 'range_max': self.range_max,
-                'noise_std': self.noise_std}
+                'noise_std': self.noise_std, 'dropout': self.dropout}
 
 
-SensorSpec = Lidar2DSpec
+@dataclass(frozen=True)
+class Lidar3DSpec:
+    """A spinning multi-channel LiDAR, published as an organised PointCloud2 (ouster-ros layout).
+
+    One message per revolution: ``rate_hz`` is the scan (rotation) frequency. Columns are
+    measured one after the other while the sensor turns clockwise seen from above (as Ouster
+    and Velodyne sensors do), column ``j`` at azimuth ``horizontal_start_rad - j * step`` with
+    ``step = horizontal_fov_rad / columns``; ring 0 is the top channel.
+    """
+
+    name: str
+    mount: Mount
+    rate_hz: float
+    channels: int
+    columns: int
+    horizontal_fov_rad: float
+    horizontal_start_rad: float
+    elevations_rad: tuple[float, ...]
+    range_min: float
+    range_max: float
+    noise_std: float = 0.0
+    dropout: float = 0.0
+
+    kind: ClassVar[str] = 'lidar3d'
+    rendered: ClassVar[bool] = True
+
+    @property
+    def azimuth_increment(self) -> float:
+        """Signed: negative, the sensor turns clockwise."""
+        return -self.horizontal_fov_rad / self.columns
+
+    def to_wire(self) -> dict[str, object]:
+        return {'name': self.name, 'type': self.kind, 'rate_hz': self.rate_hz,
+                'mount': self.mount.to_wire(), 'channels': self.channels,
+                'columns': self.columns, 'azimuth_start': self.horizontal_start_rad,
+                'azimuth_increment': self.azimuth_increment,
+                'elevations': list(self.elevations_rad), 'range_min': self.range_min,
+                'range_max': self.range_max, 'noise_std': self.noise_std,
+                'dropout': self.dropout}
+
+
+@dataclass(frozen=True)
+class CameraSpec:
+    """A pinhole camera: rgb8 colour, 32FC1 depth [m] and mono8 class ids, each optional.
+
+    ``fov_rad`` is the horizontal field of view; pixels are square, so the vertical one follows
+    from the aspect ratio. Noise is Gaussian per pixel and channel (colour in 0..255 units,
+    depth in metres).
+    """
+
+    name: str
+    mount: Mount
+    rate_hz: float
+    width: int
+    height: int
+    fov_rad: float
+    near_clip: float
+    far_clip: float
+    outputs: tuple[str, ...] = ('rgb',)
+    noise_std: float = 0.0
+    depth_noise_std: float = 0.0
+
+    kind: ClassVar[str] = 'camera'
+    rendered: ClassVar[bool] = True
+
+    def to_wire(self) -> dict[str, object]:
+        return {'name': self.name, 'type': self.kind, 'rate_hz': self.rate_hz,
+                'mount': self.mount.to_wire(), 'width': self.width, 'height': self.height,
+                'fov': self.fov_rad, 'near': self.near_clip, 'far': self.far_clip,
+                'outputs': list(self.outputs), 'noise_std': self.noise_std,
+                'depth_noise_std': self.depth_noise_std}
+
+
+@dataclass(frozen=True)
+class ImuSpec:
+    """An IMU on the car: specific force (gravity included: +g on z at rest), angular velocity
+    and orientation in its own frame, each with Gaussian noise and a constant bias."""
+
+    name: str
+    mount: Mount
+    rate_hz: float
+    accel_noise_std: float = 0.0
+    gyro_noise_std: float = 0.0
+    orientation_noise_std: float = 0.0
+    accel_bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gyro_bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gravity: float = 9.81
+
+    kind: ClassVar[str] = 'imu'
+    rendered: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class GnssSpec:
+    """A GNSS antenna: NavSatFix of its position, the world frame's origin placed at
+    ``origin`` (latitude, longitude [deg], WGS84 altitude [m]) with x east and y north."""
+
+    name: str
+    mount: Mount
+    rate_hz: float
+    origin: tuple[float, float, float]
+    horizontal_noise_std: float = 0.0
+    vertical_noise_std: float = 0.0
+
+    kind: ClassVar[str] = 'gnss'
+    rendered: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class WheelOdometrySpec:
+    """Odometry as vesc_to_odom computes it: speed and steering angle (with noise) integrated
+    with the wheelbase, in a frame that starts at the car's first pose."""
+
+    name: str
+    rate_hz: float
+    wheelbase: float | None = None  # None: the car's, from CarParameters.body
+    speed_noise_std: float = 0.0
+    steering_noise_std: float = 0.0
+    pose_covariance: tuple[float, float, float] = (0.2, 0.2, 0.4)  # x, y, yaw as vesc_to_odom
+
+    kind: ClassVar[str] = 'wheel_odometry'
+    rendered: ClassVar[bool] = False
+    mount: ClassVar[Mount | None] = None
+
+
+@dataclass(frozen=True)
+class GroundTruthSpec:
+    """The exact pose and velocity of base_link in the world frame, as nav_msgs/Odometry."""
+
+    name: str
+    rate_hz: float
+
+    kind: ClassVar[str] = 'ground_truth'
+    rendered: ClassVar[bool] = False
+    mount: ClassVar[Mount | None] = None
+
+
+SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
+              | GroundTruthSpec)
+RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
+
+_COMMON = frozenset({'type', 'rate_hz'})
+_MOUNTED = _COMMON | {'position', 'rotation'}
 
 
 def _mount(section: Section) -> Mount:
@@ -63,26 +237,186 @@ def _mount(section: Section) -> Mount:
     return Mount(x, y, z, roll, pitch, yaw)
 
 
-def _lidar2d(name: str, section: Section) -> Lidar2DSpec:
-    section.reject_unknown({'type', 'position', 'rotation', 'rate_hz', 'beams', 'fov_rad',
-                            'range_min', 'range_max', 'noise_std'})
+def _rate(section: Section) -> float:
+    return section.number('rate_hz', minimum=0.0, exclusive_minimum=True)
+
+
+def _std(section: Section, key: str) -> float:
+    return section.number(key, 0.0, minimum=0.0)
+
+
+def _dropout(section: Section) -> float:
+    value = section.number('dropout', 0.0, minimum=0.0)
+    if value >= 1.0:
+        section.fail(f'expected a probability in [0, 1), got {value!r}', 'dropout')
+    return value
+
+
+def _ranges(section: Section) -> tuple[float, float]:
     range_min = section.number('range_min', 0.0, minimum=0.0)
     range_max = section.number('range_max', minimum=0.0, exclusive_minimum=True)
     if range_max <= range_min:
         section.fail(f'expected range_max > range_min ({range_min}), got {range_max}',
                      'range_max')
+    return range_min, range_max
+
+
+def _lidar2d(name: str, section: Section) -> Lidar2DSpec:
+    section.reject_unknown(_MOUNTED | {'beams', 'fov_rad', 'range_min', 'range_max',
+                                       'noise_std', 'dropout'})
+    range_min, range_max = _ranges(section)
     return Lidar2DSpec(
-        name=name, mount=_mount(section),
-        rate_hz=section.number('rate_hz', minimum=0.0, exclusive_minimum=True),
+        name=name, mount=_mount(section), rate_hz=_rate(section),
         beams=section.integer('beams', minimum=1),
-        fov_rad=section.number('fov_rad', minimum=0.0, maximum=2 * math.pi,
+        fov_rad=section.number('fov_rad', minimum=0.0, maximum=TWO_PI, exclusive_minimum=True),
+        range_min=range_min, range_max=range_max, noise_std=_std(section, 'noise_std'),
+        dropout=_dropout(section))
+
+
+def _elevations(section: Section, channels: int) -> tuple[float, ...]:
+    """Ring elevations, top first: an explicit list, or spread evenly over the vertical FOV."""
+    if section.has('elevations_rad'):
+        for key in ('vertical_fov_rad', 'vertical_start_rad'):
+            if section.has(key):
+                section.fail('give either elevations_rad or vertical_fov_rad/vertical_start_rad',
+                             key)
+        values = section.vector('elevations_rad', channels)
+        if any(abs(v) > math.pi / 2 for v in values):
+            section.fail(f'expected elevations within [-pi/2, pi/2], got {list(values)}',
+                         'elevations_rad')
+        return values
+    if channels == 1:
+        fov = section.number('vertical_fov_rad', 0.0, minimum=0.0, maximum=math.pi)
+    else:
+        fov = section.number('vertical_fov_rad', minimum=0.0, maximum=math.pi,
+                             exclusive_minimum=True)
+    start = section.number('vertical_start_rad', fov / 2.0, minimum=-math.pi / 2,
+                           maximum=math.pi / 2)
+    if start - fov < -math.pi / 2 - 1e-9:
+        section.fail(f'the lowest ring would point at {math.degrees(start - fov):.1f} deg, '
+                     f'below straight down', 'vertical_start_rad')
+    step = fov / (channels - 1) if channels > 1 else 0.0
+    return tuple(start - i * step for i in range(channels))
+
+
+def _lidar3d(name: str, section: Section) -> Lidar3DSpec:
+    section.reject_unknown(_MOUNTED | {'channels', 'columns', 'horizontal_fov_rad',
+                                       'horizontal_start_rad', 'vertical_fov_rad',
+                                       'vertical_start_rad', 'elevations_rad', 'range_min',
+                                       'range_max', 'noise_std', 'dropout'})
+    channels = section.integer('channels', minimum=1)
+    columns = section.integer('columns', minimum=1)
+    if channels * columns > MAX_LIDAR_POINTS:
+        section.fail(f'{channels} x {columns} points per scan is more than the '
+                     f'{MAX_LIDAR_POINTS} a scan may have', 'columns')
+    fov = section.number('horizontal_fov_rad', TWO_PI, minimum=0.0, maximum=TWO_PI,
+                         exclusive_minimum=True)
+    range_min, range_max = _ranges(section)
+    return Lidar3DSpec(
+        name=name, mount=_mount(section), rate_hz=_rate(section), channels=channels,
+        columns=columns, horizontal_fov_rad=fov,
+        horizontal_start_rad=section.number('horizontal_start_rad', fov / 2.0,
+                                            minimum=-TWO_PI, maximum=TWO_PI),
+        elevations_rad=_elevations(section, channels), range_min=range_min,
+        range_max=range_max, noise_std=_std(section, 'noise_std'), dropout=_dropout(section))
+
+
+def _outputs(section: Section) -> tuple[str, ...]:
+    value = section.raw('outputs', ['rgb'])
+    if not isinstance(value, list) or not value or not all(
+            isinstance(v, str) and v in CAMERA_OUTPUTS for v in value) \
+            or len(set(value)) != len(value):
+        section.fail(f'expected a non-empty list of distinct outputs from '
+                     f'{list(CAMERA_OUTPUTS)}, got {value!r}', 'outputs')
+    return tuple(value)
+
+
+def _camera(name: str, section: Section) -> CameraSpec:
+    section.reject_unknown(_MOUNTED | {'width', 'height', 'fov_rad', 'near_clip', 'far_clip',
+                                       'outputs', 'noise_std', 'depth_noise_std'})
+    width = section.integer('width', minimum=1)
+    height = section.integer('height', minimum=1)
+    for key, value in (('width', width), ('height', height)):
+        if value > MAX_IMAGE_SIDE:
+            section.fail(f'expected at most {MAX_IMAGE_SIDE} pixels (the largest render '
+                         f'target), got {value}', key)
+    outputs = _outputs(section)
+    frame_bytes = width * height * (_RENDER_BYTES_PER_PIXEL
+                                    + sum(_OUTPUT_BYTES[o] for o in outputs))
+    if frame_bytes > MAX_CAMERA_BYTES:
+        section.fail(f'a {width} x {height} image with outputs {list(outputs)} needs '
+                     f'{frame_bytes / 2**20:.0f} MiB per frame, more than the '
+                     f'{MAX_CAMERA_BYTES / 2**20:.0f} MiB a camera may use', 'width')
+    near = section.number('near_clip', 0.05, minimum=0.0, exclusive_minimum=True)
+    far = section.number('far_clip', 100.0, minimum=0.0, exclusive_minimum=True)
+    if far <= near:
+        section.fail(f'expected far_clip > near_clip ({near}), got {far}', 'far_clip')
+    return CameraSpec(
+        name=name, mount=_mount(section), rate_hz=_rate(section), width=width, height=height,
+        fov_rad=section.number('fov_rad', minimum=0.0, maximum=math.radians(170.0),
                                exclusive_minimum=True),
-        range_min=range_min, range_max=range_max,
-        noise_std=section.number('noise_std', 0.0, minimum=0.0))
+        near_clip=near, far_clip=far, outputs=outputs, noise_std=_std(section, 'noise_std'),
+        depth_noise_std=_std(section, 'depth_noise_std'))
+
+
+def _vector3(section: Section, key: str) -> tuple[float, float, float]:
+    x, y, z = section.vector(key, 3, [0.0, 0.0, 0.0])
+    return x, y, z
+
+
+def _imu(name: str, section: Section) -> ImuSpec:
+    section.reject_unknown(_MOUNTED | {'accel_noise_std', 'gyro_noise_std',
+                                       'orientation_noise_std', 'accel_bias', 'gyro_bias',
+                                       'gravity'})
+    return ImuSpec(
+        name=name, mount=_mount(section), rate_hz=_rate(section),
+        accel_noise_std=_std(section, 'accel_noise_std'),
+        gyro_noise_std=_std(section, 'gyro_noise_std'),
+        orientation_noise_std=_std(section, 'orientation_noise_std'),
+        accel_bias=_vector3(section, 'accel_bias'), gyro_bias=_vector3(section, 'gyro_bias'),
+        gravity=section.number('gravity', 9.81, minimum=0.0))
+
+
+def _gnss(name: str, section: Section) -> GnssSpec:
+    section.reject_unknown(_MOUNTED | {'origin', 'horizontal_noise_std', 'vertical_noise_std'})
+    latitude, longitude, altitude = section.vector('origin', 3)
+    if abs(latitude) >= 90.0 or abs(longitude) > 180.0:
+        section.fail(f'expected [latitude in (-90, 90), longitude in [-180, 180], altitude], '
+                     f'got {[latitude, longitude, altitude]}', 'origin')
+    return GnssSpec(
+        name=name, mount=_mount(section), rate_hz=_rate(section),
+        origin=(latitude, longitude, altitude),
+        horizontal_noise_std=_std(section, 'horizontal_noise_std'),
+        vertical_noise_std=_std(section, 'vertical_noise_std'))
+
+
+def _wheel_odometry(name: str, section: Section) -> WheelOdometrySpec:
+    section.reject_unknown(_COMMON | {'wheelbase', 'speed_noise_std', 'steering_noise_std',
+                                      'pose_covariance'})
+    wheelbase = (section.number('wheelbase', minimum=0.0, exclusive_minimum=True)
+                 if section.has('wheelbase') else None)
+    x, y, yaw = section.vector('pose_covariance', 3, [0.2, 0.2, 0.4])
+    if min(x, y, yaw) < 0.0:
+        section.fail(f'expected variances >= 0, got {[x, y, yaw]}', 'pose_covariance')
+    return WheelOdometrySpec(
+        name=name, rate_hz=_rate(section), wheelbase=wheelbase,
+        speed_noise_std=_std(section, 'speed_noise_std'),
+        steering_noise_std=_std(section, 'steering_noise_std'), pose_covariance=(x, y, yaw))
+
+
+def _ground_truth(name: str, section: Section) -> GroundTruthSpec:
+    section.reject_unknown(_COMMON)
+    return GroundTruthSpec(name=name, rate_hz=_rate(section))
 
 
 SENSOR_TYPES: Mapping[str, Callable[[str, Section], SensorSpec]] = {
     'lidar2d': _lidar2d,
+    'lidar3d': _lidar3d,
+    'camera': _camera,
+    'imu': _imu,
+    'gnss': _gnss,
+    'wheel_odometry': _wheel_odometry,
+    'ground_truth': _ground_truth,
 }
 
 
@@ -90,6 +424,14 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
     """Parse every sensor of a profile; the ``type`` key picks the parser."""
     sensors = []
     for name, entry in section.items():
+        if not name.isidentifier():
+            section.fail(f'expected a sensor name of letters, digits and underscores, got '
+                         f'{name!r}', name)
         kind = entry.string('type', choices=SENSOR_TYPES.keys())
         sensors.append(SENSOR_TYPES[kind](name, entry))
     return tuple(sensors)
+
+
+def rendered(sensors: tuple[SensorSpec, ...]) -> tuple[RenderedSpec, ...]:
+    """The sensors the backend renders (the others are computed by the republisher)."""
+    return tuple(s for s in sensors if s.rendered)

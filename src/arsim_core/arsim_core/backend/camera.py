@@ -1,0 +1,171 @@
+"""Cameras of the embedded backend: colour, depth and class-id images of the scene.
+
+Images are rasterised with OpenGL (``raster.GLRenderer``: headless EGL, llvmpipe on a CPU, the
+GPU when there is one). Where no EGL context can be made, ``RayRenderer`` casts one Embree ray
+per pixel instead: the same geometry, depth and labels, about ten times slower, shaded by the
+angle of incidence instead of a fixed light.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from arsim_core.backend.frames import Context, Output, Rendered
+from arsim_core.backend.raster import View, seed_of
+from arsim_core.backend.scene import Footprint, World
+from arsim_core.geometry import rotation_matrix
+from arsim_core.sensors import labels
+from arsim_core.sensors.pinhole import OPTICAL_ROTATION, Intrinsics
+
+LOG = logging.getLogger('arsim.backend')
+ENCODINGS = {'rgb': 'rgb8', 'depth': '32FC1', 'semantic': 'mono8'}
+
+
+class Renderer(Protocol):
+    name: str
+
+    def set_track(self, vertices: np.ndarray, triangles: np.ndarray,
+                  triangle_labels: np.ndarray) -> None: ...
+
+    def render(self, key: tuple[str, str], view: View,
+               boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]: ...
+
+
+def _transform(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    matrix = np.eye(4)
+    matrix[:3, :3], matrix[:3, 3] = rotation, translation
+    return matrix
+
+
+@dataclass
+class Camera:
+    """A pinhole camera on a car; renders at the frame time from the car's current pose."""
+
+    car: str
+    name: str
+    mount_to_car: np.ndarray  # 4 x 4, the mount's body frame in base_link
+    intrinsics: Intrinsics
+    near: float
+    far: float
+    outputs: tuple[str, ...]
+    noise_std: float
+    depth_noise_std: float
+    seed: int
+
+    kind = 'camera'
+
+    @classmethod
+    def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
+                  frame_period_ns: int = 0) -> Camera:
+        x, y, z, roll, pitch, yaw = (float(v) for v in spec['mount'])
+        outputs = tuple(str(o) for o in spec.get('outputs', ['rgb']))
+        unknown = set(outputs) - set(ENCODINGS)
+        if unknown or not outputs:
+            msg = f'camera {spec["name"]!r}: outputs must be some of {sorted(ENCODINGS)}'
+            raise ValueError(msg)
+        width, height = int(spec['width']), int(spec['height'])
+        near, far = float(spec['near']), float(spec['far'])
+        if width < 1 or height < 1 or not 0 < near < far:
+            msg = f'camera {spec["name"]!r}: needs width, height >= 1 and 0 < near < far'
+            raise ValueError(msg)
+        return cls(car=car, name=str(spec['name']),
+                   mount_to_car=_transform(rotation_matrix(roll, pitch, yaw), [x, y, z]),
+                   intrinsics=Intrinsics.from_fov(width, height, float(spec['fov'])),
+                   near=near, far=far, outputs=outputs,
+                   noise_std=float(spec.get('noise_std', 0.0)),
+                   depth_noise_std=float(spec.get('depth_noise_std', 0.0)), seed=seed)
+
+    def view(self, car_pose: Sequence[float], time_ns: int) -> View:
+        x, y, z, roll, pitch, yaw = car_pose
+        car_to_world = _transform(rotation_matrix(roll, pitch, yaw), [x, y, z])
+        optical_to_world = car_to_world @ self.mount_to_car @ _transform(OPTICAL_ROTATION,
+                                                                        np.zeros(3))
+        world_to_optical = np.linalg.inv(optical_to_world)
+        clip = self.intrinsics.clip_matrix(self.near, self.far) @ world_to_optical
+        return View(world_to_optical, clip, self.intrinsics, self.near, self.far, self.outputs,
+                    self.noise_std, self.depth_noise_std, seed_of(self.seed, time_ns))
+
+    def render(self, ctx: Context) -> Rendered:
+        poses = ctx.timeline.poses(-1)
+        boxes = ctx.world.others(self.car, poses)
+        images = ctx.renderer().render((self.car, self.name),
+                                       self.view(poses[self.car], ctx.time_ns), boxes)
+        return Rendered(ctx.time_ns, tuple(Output(f'/{o}', images[o], ENCODINGS[o])
+                                       for o in self.outputs))
+
+
+class RayRenderer:
+    """One ray per pixel through ``World.cast``: the fallback where OpenGL is unavailable."""
+
+    name = 'rays'
+
+    def __init__(self, world_of: Any) -> None:
+        self._world_of = world_of  # callable returning the current World
+        self._rays: dict[tuple[str, str], np.ndarray] = {}
+        self._rng = np.random.default_rng(0)
+
+    def set_track(self, vertices: np.ndarray, triangles: np.ndarray,
+                  triangle_labels: np.ndarray) -> None:
+        """Nothing to do: rays are cast into the backend's World."""
+
+    def render(self, key: tuple[str, str], view: View,
+               boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]:
+        world: World = self._world_of()
+        rays = self._rays.get(key)
+        if rays is None or rays.shape[:2] != (view.height, view.width):
+            rays = self._rays[key] = view.intrinsics.pixel_directions()
+        optical_to_world = np.linalg.inv(view.world_to_optical)
+        directions = (rays.reshape(-1, 3) @ optical_to_world[:3, :3].T).astype(np.float32)
+        z = rays[..., 2].reshape(-1)
+        far = view.far
+        obstacles = world.boxes(boxes)
+        hits = world.cast(optical_to_world[None, :3, 3], directions, far / float(z.min()),
+                          obstacles)
+        depth = hits.distance * z
+        missed = ~(depth <= far)
+        images: dict[str, np.ndarray] = {}
+        shape = (view.height, view.width)
+        if 'rgb' in view.outputs:
+            base = np.asarray(labels.color_table() + [labels.SKY_COLOR], np.float32)
+            color = base[np.where(missed, 256, hits.label)] * np.where(
+                missed, 1.0, 0.45 + 0.55 * hits.cosine)[:, None]
+            if view.color_noise > 0.0:
+                color = color + self._rng.standard_normal(color.shape, np.float32) \
+                    * np.float32(view.color_noise / 255.0)
+            images['rgb'] = np.rint(np.clip(color, 0.0, 1.0) * 255.0).astype(np.uint8) \
+                .reshape(*shape, 3)
+        if 'depth' in view.outputs:
+            if view.depth_noise > 0.0:
+                depth = depth + self._rng.standard_normal(depth.shape, np.float32) \
+                    * np.float32(view.depth_noise)
+            images['depth'] = np.where(missed, np.float32(np.inf), depth) \
+                .astype(np.float32).reshape(shape)
+        if 'semantic' in view.outputs:
+            images['semantic'] = np.where(missed, np.uint8(labels.NONE), hits.label) \
+                .astype(np.uint8).reshape(shape)
+        return images
+
+
+def make_renderer(world_of: Any) -> Renderer:
+    """OpenGL (EGL) when it works here, else rays; ``ARSIM_CAMERA_RENDERER=rays|opengl``
+    forces one."""
+    wanted = os.environ.get('ARSIM_CAMERA_RENDERER', '').strip().lower()
+    if wanted != 'rays':
+        try:
+            from arsim_core.backend.raster import GLRenderer
+
+            renderer = GLRenderer()
+            LOG.info('cameras rendered with OpenGL on %s', renderer.device)
+            return renderer
+        except Exception as exc:  # noqa: BLE001 - any EGL/driver failure means: use rays
+            if wanted == 'opengl':
+                raise
+            LOG.warning('OpenGL (EGL) unavailable (%s); cameras are ray cast, which is slower',
+                        exc)
+    return RayRenderer(world_of)

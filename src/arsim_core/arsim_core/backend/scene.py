@@ -1,0 +1,163 @@
+"""What the embedded backend's sensors see: the static track plus a box for every other car.
+
+The track is one ray-casting scene built when it is loaded. Cars move every frame, so their
+boxes form a second, tiny scene per observing car (every car but the observer, so a sensor never
+sees the car it sits on), built when a sensor of that car first needs it in a frame and
+dropped when the poses change. A ray's hit is the nearer of the two scenes' hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from arsim_core.backend.raycast import Raycaster, make_raycaster
+from arsim_core.geometry import rotation_matrix
+from arsim_core.sensors import labels
+
+Pose = Sequence[float]  # x, y, z, roll, pitch, yaw of a car's base_link in the world frame
+RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
+
+# A box: corners (x, y, z) in units of (length/2, width/2, height) and 12 outward triangles.
+_BOX_CORNERS = np.array([[x, y, z] for z in (0.0, 1.0) for y in (-1.0, 1.0) for x in (-1.0, 1.0)])
+_BOX_TRIANGLES = np.array([
+    [0, 2, 1], [1, 2, 3],  # bottom (z = 0)
+    [4, 5, 6], [5, 7, 6],  # top
+    [0, 1, 4], [1, 5, 4],  # y = -1 side
+    [2, 6, 3], [3, 6, 7],  # y = +1 side
+    [0, 4, 2], [2, 4, 6],  # x = -1 (rear)
+    [1, 3, 5], [3, 7, 5],  # x = +1 (front)
+], dtype=np.uint32)
+
+
+@dataclass(frozen=True)
+class Hits:
+    """What a batch of rays hit: distance [m] (inf = nothing within the maximum distance), the
+    semantic class (labels.NONE on a miss) and |cos| of the angle of incidence (0 on a miss)."""
+
+    distance: np.ndarray
+    label: np.ndarray
+    cosine: np.ndarray
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """A car's box: length and width centred on base_link, from its z up to ``height`` [m]."""
+
+    length: float
+    width: float
+    height: float
+
+
+def box_mesh(footprint: Footprint, pose: Pose) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (8, 3) and triangles (12, 3) of a car's box at ``pose``."""
+    x, y, z, roll, pitch, yaw = pose
+    scale = np.array([footprint.length / 2.0, footprint.width / 2.0, footprint.height])
+    corners = (_BOX_CORNERS * scale) @ rotation_matrix(roll, pitch, yaw).T + [x, y, z]
+    return corners.astype(np.float32), _BOX_TRIANGLES
+
+
+def triangle_normals(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Unit normals (T, 3) float32; degenerate triangles get a zero normal."""
+    corners = np.asarray(vertices, dtype=np.float64)[np.asarray(triangles, np.int64)]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0) \
+        .astype(np.float32)
+
+
+class _Layer:
+    """One ray-casting scene with per-triangle labels and normals; the tables carry one extra
+    entry at the end, so a miss (triangle index -1) looks up NONE and a zero normal."""
+
+    def __init__(self, vertices: np.ndarray, triangles: np.ndarray, triangle_labels: np.ndarray,
+                 factory: RaycasterFactory) -> None:
+        self.raycaster = factory(vertices, triangles)
+        self.labels = np.append(np.asarray(triangle_labels, np.uint8), np.uint8(labels.NONE))
+        self.normals = np.vstack([triangle_normals(vertices, triangles), np.zeros((1, 3))]) \
+            .astype(np.float32)
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray,
+             max_distance: float) -> tuple[np.ndarray, np.ndarray]:
+        return self.raycaster.cast(origins, directions, max_distance)
+
+
+class World:
+    """The track and the cars, as the backend's sensors see them at the current frame."""
+
+    def __init__(self, vertices: np.ndarray, triangles: np.ndarray,
+                 triangle_labels: np.ndarray | None = None,
+                 factory: RaycasterFactory = make_raycaster) -> None:
+        triangles = np.asarray(triangles).reshape(-1, 3)
+        if triangle_labels is None:
+            triangle_labels = np.full(len(triangles), labels.BARRIER, np.uint8)
+        self.vertices = np.asarray(vertices, dtype=np.float32).reshape(-1, 3)
+        self.triangles = triangles.astype(np.uint32)
+        self.triangle_labels = np.asarray(triangle_labels, np.uint8)
+        self._factory = factory
+        self._track = _Layer(self.vertices, self.triangles, self.triangle_labels, factory)
+        self.footprints: dict[str, Footprint] = {}
+        self.cars_visible = True
+        self._obstacles: dict[tuple[int, str], _Layer | None] = {}
+
+    def set_cars(self, footprints: Mapping[str, Footprint], visible: bool = True) -> None:
+        """The cars that other cars' sensors can see; a car without a footprint is invisible."""
+        self.footprints = dict(footprints)
+        self.cars_visible = visible
+        self._obstacles.clear()
+
+    def boxes(self, boxes: Sequence[tuple[Footprint, Pose]]) -> _Layer | None:
+        """A scene of car boxes (footprint, pose), or None for no boxes."""
+        if not boxes:
+            return None
+        meshes = [box_mesh(footprint, pose) for footprint, pose in boxes]
+        vertices = np.concatenate([v for v, _ in meshes])
+        triangles = np.concatenate([t + 8 * i for i, (_, t) in enumerate(meshes)])
+        return _Layer(vertices, triangles, np.full(len(triangles), labels.CAR, np.uint8),
+                      self._factory)
+
+    def others(self, observer: str, poses: Mapping[str, Pose]) -> list[tuple[Footprint, Pose]]:
+        """Footprint and pose of every visible car but ``observer``."""
+        if not self.cars_visible:
+            return []
+        return [(self.footprints[car], pose) for car, pose in poses.items()
+                if car != observer and car in self.footprints]
+
+    def obstacles(self, observer: str, poses: Mapping[str, Pose],
+                  key: int) -> _Layer | None:
+        """The boxes of every car but ``observer`` at ``poses``; cached under ``key`` (the
+        frame time), so all sensors of a car share one build per frame."""
+        cache_key = (key, observer)
+        if cache_key not in self._obstacles:
+            if len(self._obstacles) > 64:
+                self._obstacles.clear()
+            self._obstacles[cache_key] = self.boxes(self.others(observer, poses))
+        return self._obstacles[cache_key]
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+             obstacles: _Layer | None = None, cosine: bool = True) -> Hits:
+        """First hit of each ray on the track or an obstacle box within ``max_distance``.
+
+        ``directions`` are unit vectors (n, 3); ``origins`` (n, 3) or (1, 3) for all rays.
+        """
+        distance, triangle = self._track.cast(origins, directions, max_distance)
+        label = self._track.labels[triangle]
+        normal_table, index = self._track.normals, triangle
+        if obstacles is not None:
+            box_distance, box_triangle = obstacles.cast(origins, directions, max_distance)
+            closer = box_distance < distance
+            if closer.any():
+                distance = np.where(closer, box_distance, distance)
+                label = np.where(closer, np.uint8(labels.CAR), label)
+                normal_table = np.vstack([self._track.normals[:-1], obstacles.normals])
+                index = np.where(closer, box_triangle + len(self._track.normals) - 1,
+                                 triangle)
+                index = np.where(index < 0, len(normal_table) - 1, index)
+        if not cosine:
+            return Hits(distance, label, np.zeros(0, np.float32))
+        normals = normal_table[index]
+        cos = np.abs(np.einsum('ij,ij->i', normals, np.asarray(directions, np.float32)
+                               .reshape(-1, 3)))
+        return Hits(distance, label, cos.astype(np.float32, copy=False))

@@ -1,0 +1,63 @@
+"""The cars' poses over the last frames, so a sensor that measures over time (a spinning LiDAR
+sweeps one column after the other during a revolution) sees each car where it was."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+Poses = Mapping[str, Sequence[float]]
+
+
+def _wrap(angle: np.ndarray) -> np.ndarray:
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class Timeline:
+    """Frames (time, every car's pose), oldest first, covering at least ``keep_ns``."""
+
+    def __init__(self, keep_ns: int = 0) -> None:
+        self.keep_ns = keep_ns
+        self._frames: deque[tuple[int, dict[str, np.ndarray]]] = deque()
+
+    def add(self, time_ns: int, poses: Poses) -> None:
+        """Record a frame; a time that goes back (a restart) forgets the older frames."""
+        while self._frames and self._frames[-1][0] >= time_ns:
+            self._frames.pop()
+        self._frames.append((time_ns, {car: np.asarray(p, np.float64) for car, p in
+                                       poses.items()}))
+        while len(self._frames) > 2 and self._frames[1][0] <= time_ns - self.keep_ns:
+            self._frames.popleft()
+
+    def clear(self) -> None:
+        self._frames.clear()
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.array([t for t, _ in self._frames], dtype=np.int64)
+
+    def poses(self, index: int) -> dict[str, np.ndarray]:
+        return self._frames[index][1]
+
+    def frame_after(self, times_ns: np.ndarray) -> np.ndarray:
+        """Index of the frame that closes the interval each time falls in (the first frame at
+        or after it; the last frame for later times)."""
+        index = np.searchsorted(self.times, times_ns, side='left')
+        return np.minimum(index, len(self._frames) - 1)
+
+    def pose_at(self, car: str, times_ns: np.ndarray) -> np.ndarray:
+        """The car's pose (n, 6) at each time, linear between frames (angles the short way
+        round) and held before the first and after the last frame."""
+        times = self.times
+        track = np.stack([frame[1][car] for frame in self._frames])
+        if len(times) == 1:
+            return np.broadcast_to(track[0], (len(times_ns), 6)).copy()
+        k = np.clip(np.searchsorted(times, times_ns, side='right') - 1, 0, len(times) - 2)
+        weight = np.clip((times_ns - times[k]) / (times[k + 1] - times[k]), 0.0, 1.0)[:, None]
+        start, end = track[k], track[k + 1]
+        delta = end - start
+        delta[:, 3:] = _wrap(delta[:, 3:])
+        return start + weight * delta

@@ -1,0 +1,51 @@
+"""Semantic classes the sensors report: the track's per-triangle labels plus the cars.
+
+Track meshes carry one label per triangle (arsim_msgs/TrackGeometry LABEL_*); the backend adds
+``CAR`` for the boxes of other cars and ``NONE`` where a ray or pixel hits nothing. The same ids
+are the pixel values of a camera's semantic image, whose legend is published next to it.
+"""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+ROAD = 0
+BARRIER = 1
+CONE_BLUE = 2
+CONE_YELLOW = 3
+GROUND = 4
+CAR = 5
+NONE = 255
+
+NAMES = MappingProxyType({ROAD: 'road', BARRIER: 'barrier', CONE_BLUE: 'cone_blue',
+                          CONE_YELLOW: 'cone_yellow', GROUND: 'ground', CAR: 'car',
+                          NONE: 'none'})
+
+# Diffuse reflectivity at the LiDAR's wavelength, 0..1 (asphalt ~0.1, painted barriers and
+# car bodies ~0.5, cones carry retro-reflective tape, which Ouster reports above 100).
+REFLECTIVITY = MappingProxyType({ROAD: 0.12, BARRIER: 0.6, CONE_BLUE: 1.5, CONE_YELLOW: 1.5,
+                                 GROUND: 0.25, CAR: 0.5})
+DEFAULT_REFLECTIVITY = 0.3  # a label not listed above
+
+# Camera colours, linear RGB 0..1, before shading.
+COLORS = MappingProxyType({ROAD: (0.33, 0.33, 0.35), BARRIER: (0.92, 0.92, 0.92),
+                           CONE_BLUE: (0.08, 0.25, 0.85), CONE_YELLOW: (0.95, 0.8, 0.08),
+                           GROUND: (0.3, 0.5, 0.22), CAR: (0.75, 0.08, 0.08)})
+DEFAULT_COLOR = (0.6, 0.6, 0.6)
+SKY_COLOR = (0.62, 0.76, 0.92)
+
+
+def reflectivity_table(size: int = 256) -> list[float]:
+    """Reflectivity indexed by label, for array lookups."""
+    return [REFLECTIVITY.get(label, DEFAULT_REFLECTIVITY) for label in range(size)]
+
+
+def color_table(size: int = 256) -> list[tuple[float, float, float]]:
+    """Base colour indexed by label, for array lookups."""
+    return [COLORS.get(label, DEFAULT_COLOR) for label in range(size)]
+
+
+def legend_json() -> str:
+    """The semantic legend as published next to each camera: ``{"0": "road", ...}``."""
+    return json.dumps({str(k): v for k, v in sorted(NAMES.items())}, separators=(',', ':'))

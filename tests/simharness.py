@@ -3,12 +3,14 @@ domain and private ports, and a probe node living in this process."""
 
 from __future__ import annotations
 
-import itertools
+import fcntl
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +18,30 @@ from typing import Any
 
 import yaml
 
-_DOMAINS = itertools.count(10 + os.getpid() % 50)
+_DOMAIN_LOCKS: list[int] = []  # open lock files: each holds one DDS domain for this process
+
+
+def allocate_domain() -> int:
+    """A ROS_DOMAIN_ID no other process on this machine is using through this harness.
+
+    Simulations that shared a domain would hear each other's commands; a lock file per domain,
+    held until this process exits, keeps concurrent test runs apart.
+    """
+    folder = Path(tempfile.gettempdir()) / 'arsim-domains'
+    folder.mkdir(exist_ok=True)
+    candidates = list(range(1, 200))
+    random.Random(os.getpid() ^ time.monotonic_ns()).shuffle(candidates)
+    for domain in candidates:
+        fd = os.open(folder / f'{domain}.lock', os.O_CREAT | os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _DOMAIN_LOCKS.append(fd)
+        return domain
+    msg = 'no free ROS domain id between 1 and 199'
+    raise RuntimeError(msg)
 
 
 def free_port() -> int:
@@ -46,7 +71,7 @@ class Simulation:
                  arguments: tuple[str, ...] = ()) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
-        self.domain_id = next(_DOMAINS)
+        self.domain_id = allocate_domain()
         resources = installed_resources()
         data = yaml.safe_load((resources / 'config' / 'sim.yaml').read_text())
         data['backend'].update(address=f'tcp://127.0.0.1:{free_port()}',

@@ -39,12 +39,12 @@ def extend_disparities(ranges: np.ndarray, increment: float) -> np.ndarray:
 
 
 class FollowTheGap(Node):
-    def __init__(self, speed: float, max_steer: float) -> None:
+    def __init__(self, speed: float, max_steer: float, scan: str, drive: str) -> None:
         super().__init__('follow_the_gap')
         self.speed = speed
         self.max_steer = max_steer
-        self.pub = self.create_publisher(AckermannDriveStamped, '/drive', 10)
-        self.create_subscription(LaserScan, '/scan', self.on_scan, qos_profile_sensor_data)
+        self.pub = self.create_publisher(AckermannDriveStamped, drive, 10)
+        self.create_subscription(LaserScan, scan, self.on_scan, qos_profile_sensor_data)
 
     def on_scan(self, scan: LaserScan) -> None:
         raw = np.asarray(scan.ranges, dtype=np.float64)
@@ -75,9 +75,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--speed', type=float, default=3.0)
     parser.add_argument('--max-steer', type=float, default=0.41)
+    parser.add_argument('--scan', default='/scan')
+    parser.add_argument('--drive', default='/drive')
     args = parser.parse_args()
     rclpy.init()
-    node = FollowTheGap(args.speed, args.max_steer)
+    node = FollowTheGap(args.speed, args.max_steer, args.scan, args.drive)
     print('follow_the_gap ready', flush=True)
     try:
         rclpy.spin(node)

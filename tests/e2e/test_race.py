@@ -1,0 +1,145 @@
+"""Races: many cars with mixed models, collisions under each response mode, resets."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from ackermann_msgs.msg import AckermannDriveStamped
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
+from simharness import Probe, driver_process, installed_resources
+
+from arsim_msgs.msg import CarState, SimEvent
+from arsim_msgs.srv import ResetCars
+
+DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
+VARIANTS = {  # profile name -> dynamics keys changed from the F1TENTH profile
+    'f1tenth': {},
+    'f1tenth_ks': {'model': 'ks', 'integrator': 'euler'},
+    'f1tenth_std': {'model': 'std', 'integrator': 'rk4', 'physics_rate_hz': 1000.0},
+}
+
+
+def write_profiles(folder: Path) -> dict[str, str]:
+    base = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
+                          .read_text())
+    paths = {}
+    for name, changes in VARIANTS.items():
+        path = folder / f'{name}.yaml'
+        path.write_text(yaml.safe_dump({**base, **changes}))
+        paths[name] = str(path)
+    return paths
+
+
+def odom_topic(car: str) -> str:
+    return '/ego_racecar/odom' if car == 'ego' else f'/{car}/odom'
+
+
+def position(odom: Odometry) -> tuple[float, float]:
+    return odom.pose.pose.position.x, odom.pose.pose.position.y
+
+
+def test_eight_cars_with_mixed_models_race_for_a_minute(simulation, tmp_path: Path) -> None:
+    profiles = write_profiles(tmp_path)
+    kinds = list(profiles)
+    names = ['ego'] + [f'car{i}' for i in range(1, 8)]
+    cars = [{'name': name, 'profile': profiles[kinds[i % 3]]} for i, name in enumerate(names)]
+    sim = simulation(settings={'cars': cars, 'collisions': {'response': 'ghost',
+                                                             'cars_visible': False}})
+    drivers = [driver_process(DRIVER, sim.domain_id, '--speed', '2.0',
+                              '--scan', '/scan' if name == 'ego' else f'/{name}/scan',
+                              '--drive', '/drive' if name == 'ego' else f'/{name}/drive')
+               for name in names]
+    probe = Probe(sim.domain_id)
+    try:
+        odoms: dict[str, list[Odometry]] = {name: [] for name in names}
+        events: list[SimEvent] = []
+        for name in names:
+            probe.node.create_subscription(Odometry, odom_topic(name), odoms[name].append, 10)
+        probe.node.create_subscription(SimEvent, '/arsim/events', events.append, 100)
+        states: list[CarState] = []
+        for name in names:
+            probe.node.create_subscription(CarState, f'/arsim/{name}/state', states.append, 10)
+        clock: list[int] = [0]
+        probe.node.create_subscription(
+            Clock, '/clock', lambda m: clock.__setitem__(0, m.clock.sec), 10)
+        assert probe.spin_until(lambda: clock[0] >= 60, 600.0), sim.log
+        assert all(odoms.values()), sim.log
+        travelled = {}
+        for name, received in odoms.items():
+            path = [position(o) for o in received]
+            travelled[name] = sum(math.dist(a, b) for a, b in zip(path, path[1:], strict=False))
+        assert all(d > 10.0 for d in travelled.values()), travelled
+        barrier_hits = [e for e in events if e.kind == SimEvent.COLLISION]
+        assert all(e.other == 'barrier' for e in barrier_hits)  # ghosts never collide
+        assert len({o[-1].child_frame_id for o in odoms.values()}) == 8
+        assert {s.model for s in states} == {'st', 'ks', 'std'}
+    finally:
+        probe.close()
+        for driver in drivers:
+            driver.terminate()
+            driver.wait(10)
+
+
+CRASH_CARS = [  # on arsim_ring's main straight (y = 0, walls at y = +-1.1)
+    {'name': 'ego', 'profile': 'f1tenth', 'pose': [8.0, 0.0, math.pi / 2]},  # faces a wall
+    {'name': 'b', 'profile': 'f1tenth', 'pose': [12.0, 0.0, 0.0]},           # b and c face
+    {'name': 'c', 'profile': 'f1tenth', 'pose': [14.0, 0.0, math.pi]},       # each other
+]
+
+
+@pytest.mark.parametrize('response', ['stop', 'bounce', 'ghost'])
+def test_staged_crashes_follow_the_response_mode(simulation, response: str) -> None:
+    sim = simulation(settings={'cars': CRASH_CARS,
+                               'simulation': {'wait_for_drivers': False,
+                                              'real_time_factor': 2.0},
+                               'collisions': {'response': response}})
+    probe = Probe(sim.domain_id)
+    try:
+        odoms: dict[str, list[Odometry]] = {'ego': [], 'b': [], 'c': []}
+        for name in odoms:
+            probe.node.create_subscription(Odometry, odom_topic(name), odoms[name].append, 10)
+        events: list[SimEvent] = []
+        probe.node.create_subscription(SimEvent, '/arsim/events', events.append, 100)
+        drives = {name: probe.node.create_publisher(AckermannDriveStamped, topic, 10)
+                  for name, topic in (('ego', '/drive'), ('b', '/b/drive'), ('c', '/c/drive'))}
+        command = AckermannDriveStamped()
+        command.drive.speed = 1.5
+        probe.node.create_timer(0.05, lambda: [p.publish(command) for p in drives.values()])
+
+        def hit(car: str, other: str) -> bool:
+            return any(e.kind == SimEvent.COLLISION and e.car_id == car and e.other == other
+                       for e in events)
+        assert probe.spin_until(lambda: hit('ego', 'barrier'), 60.0), sim.log
+        if response == 'ghost':
+            assert probe.spin_until(lambda: odoms['b'] and position(odoms['b'][-1])[0] > 14.5,
+                                    60.0), sim.log
+            assert not hit('b', 'c') and not hit('c', 'b')
+        else:
+            assert probe.spin_until(lambda: hit('b', 'c') and hit('c', 'b'), 60.0), sim.log
+            assert position(odoms['b'][-1])[0] < position(odoms['c'][-1])[0]  # never passed
+        assert all(position(o)[1] < 1.1 for o in odoms['ego'])  # the wall held the ego
+        if response == 'bounce':
+            def bounced() -> bool:
+                return any(o.twist.twist.linear.x < -0.1 for o in odoms['b'][-40:])
+            assert probe.spin_until(bounced, 30.0), 'a bounce reverses the car'
+
+        client = probe.node.create_client(ResetCars, '/arsim/reset_cars')
+        assert client.wait_for_service(timeout_sec=10.0)
+        future = client.call_async(ResetCars.Request(cars=['nobody']))
+        assert probe.spin_until(future.done, 10.0)
+        assert not future.result().success and 'nobody' in future.result().message
+        command.drive.speed = 0.0
+        future = client.call_async(ResetCars.Request())
+        assert probe.spin_until(future.done, 10.0) and future.result().success
+
+        def back_at_start() -> bool:
+            return all(odoms[car['name']] and math.dist(position(odoms[car['name']][-1]),
+                                                        car['pose'][:2]) < 1e-3
+                       for car in CRASH_CARS)
+        assert probe.spin_until(back_at_start, 30.0), 'reset_cars puts every car at its start'
+    finally:
+        probe.close()

@@ -1,29 +1,36 @@
 """Sensor republisher: turns one car's raw frames from the bridge into ROS messages.
 
-It reads the bridge's ZeroMQ fan-out in a background thread and publishes LaserScan, odometry
-and TF, all stamped with the frame's sim time. Static sensor mounts go to /tf_static once.
+It reads the bridge's ZeroMQ fan-out in a background thread. Every frame it publishes the car's
+odometry and TF (the topic map's odom topic and frames) and hands the frame to one republisher
+per sensor of the car profile (``arsim_bridge.republishers``): LaserScan, PointCloud2, images,
+IMU, NavSatFix, wheel and ground-truth odometry, all stamped in sim time. Sensor mounts (and
+camera optical frames) go to /tf_static once.
 """
 
 from __future__ import annotations
 
-import array
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 import zmq
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 
-from arsim_bridge import qos
+from arsim_bridge import dds, qos
 from arsim_bridge.common import declare_scenario, run_node, to_time
 from arsim_bridge.frames import car_topic, decode_car_frame
-from arsim_core.config.sensors import Lidar2DSpec
+from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
+from arsim_bridge.republishers.base import CarFrame
+from arsim_core import protocol
 from arsim_core.errors import ArsimError, ProtocolError
-from arsim_core.geometry import relative_pose, rpy_to_quaternion, yaw_to_quaternion
+from arsim_core.geometry import relative_pose, yaw_to_quaternion
+from arsim_core.sensors.kinematics import PlanarState, body_acceleration
+
+# Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
+# before any node of this process initialises rclpy (also when a container imports it).
+dds.prefer_large_shared_memory()
 
 
 class SensorNode(Node):
@@ -37,15 +44,20 @@ class SensorNode(Node):
         self.car = scenario.car(name)
         self.names = self.car.names
         self.odom_origin: tuple[float, float, float] | None = None
+        self.previous: PlanarState | None = None
 
         self.odom_pub = self.create_publisher(Odometry, 'odom', qos.SENSOR)
         self.tf_pub = self.create_publisher(TFMessage, '/tf', qos.TF)
         self.tf_static_pub = self.create_publisher(TFMessage, '/tf_static', qos.TF_STATIC)
-        lidars = [s for s in self.car.profile.sensors if isinstance(s, Lidar2DSpec)]
-        self.scan_pubs = {s.name: self.create_publisher(LaserScan, s.name, qos.SENSOR)
-                          for s in lidars}
+        self.republishers: list[Republisher] = [
+            REPUBLISHERS[spec.kind](SensorContext(
+                node=self, spec=spec, car=name, topic=self.names.sensor_topics[spec.name],
+                frame=self.names.sensor_frames[spec.name], base_frame=self.names.base_frame,
+                world_frame=scenario.topic_map.world_frame,
+                frame_period_ns=scenario.frame_period_ns, seed=1000 * self.car.index + index,
+                wheelbase=_wheelbase(self.car.profile)))
+            for index, spec in enumerate(self.car.profile.sensors)]
         # Messages are filled once and only their changing fields are set per frame.
-        self._scans = {s.name: self._scan_template(s) for s in lidars}
         self._odom = Odometry()
         self._odom.header.frame_id = self.names.odom_frame
         self._odom.child_frame_id = self.names.base_frame
@@ -53,7 +65,9 @@ class SensorNode(Node):
         transform.header.frame_id = self.names.odom_frame
         transform.child_frame_id = self.names.base_frame
         self._tf = TFMessage(transforms=[transform])
-        self._publish_static()
+        transforms = [t for r in self.republishers for t in r.static_transforms()]
+        if transforms:
+            self.tf_static_pub.publish(TFMessage(transforms=transforms))
 
         self._socket = zmq.Context.instance().socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
@@ -63,21 +77,6 @@ class SensorNode(Node):
         self._thread = threading.Thread(target=self._receive, daemon=True)
         self._thread.start()
 
-    def _publish_static(self) -> None:
-        transforms = []
-        for sensor in self.car.profile.sensors:
-            m = sensor.mount
-            t = TransformStamped()
-            t.header.frame_id = self.names.base_frame
-            t.child_frame_id = self.names.sensor_frames[sensor.name]
-            t.transform.translation.x, t.transform.translation.y = m.x, m.y
-            t.transform.translation.z = m.z
-            q = rpy_to_quaternion(m.roll, m.pitch, m.yaw)
-            (t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
-             t.transform.rotation.w) = q
-            transforms.append(t)
-        self.tf_static_pub.publish(TFMessage(transforms=transforms))
-
     def _receive(self) -> None:
         poller = zmq.Poller()
         poller.register(self._socket, zmq.POLLIN)
@@ -86,28 +85,49 @@ class SensorNode(Node):
                 continue
             frames = self._socket.recv_multipart(copy=False)
             try:
-                message = decode_car_frame(frames)
-                self._publish(message.time_ns, message.header['state'], message)
+                self._publish(decode_car_frame(frames))
             except (ProtocolError, KeyError, TypeError, ValueError) as exc:
                 self.get_logger().error(f'dropped a malformed frame: {exc}',
                                         throttle_duration_sec=2.0)
 
-    def _publish(self, time_ns: int, state: Mapping[str, Any], message: Any) -> None:
+    def _publish(self, message: protocol.Message) -> None:
+        state = message.header['state']
+        x, y, yaw = (float(v) for v in state['pose'])
+        vx, vy, wz = (float(v) for v in state['twist'])
+        current = PlanarState(message.time_ns, x, y, yaw, vx, vy, wz,
+                              float(state.get('steering_angle', 0.0)))
+        self._publish_odometry(message.time_ns, current)
+        frame = CarFrame(step=message.step, time_ns=message.time_ns, state=current,
+                         previous=self.previous, accel=self._accel(state.get('accel'), current),
+                         arrays=message.arrays, meta=protocol.frame_meta(message))
+        for republisher in self.republishers:
+            republisher.publish(frame)
+        self.previous = current
+
+    def _accel(self, accel: Any, current: PlanarState) -> tuple[float, float, float] | None:
+        """The bridge's ``state.accel`` [ax, ay(, yaw acceleration)] if it sends one; a missing
+        yaw acceleration is differenced. None: the IMU differences everything itself."""
+        if not accel:
+            return None
+        yaw_acceleration = float(accel[2]) if len(accel) > 2 else \
+            body_acceleration(self.previous, current)[2]
+        return float(accel[0]), float(accel[1]), yaw_acceleration
+
+    def _publish_odometry(self, time_ns: int, state: PlanarState) -> None:
         stamp = to_time(time_ns)
-        x, y, yaw = state['pose']
+        x, y, yaw = state.x, state.y, state.yaw
         if self.names.odom_relative_to_start:
             if self.odom_origin is None:
                 self.odom_origin = (x, y, yaw)
             x, y, yaw = relative_pose(self.odom_origin, (x, y, yaw))
-        q = self._odom.pose.pose.orientation
-        q.x, q.y, q.z, q.w = yaw_to_quaternion(yaw)
         odom = self._odom
+        q = odom.pose.pose.orientation
+        q.x, q.y, q.z, q.w = yaw_to_quaternion(yaw)
         odom.header.stamp = stamp
         p = odom.pose.pose.position
         p.x, p.y = float(x), float(y)
-        vx, vy, wz = state['twist']
-        odom.twist.twist.linear.x, odom.twist.twist.linear.y = float(vx), float(vy)
-        odom.twist.twist.angular.z = float(wz)
+        odom.twist.twist.linear.x, odom.twist.twist.linear.y = state.vx, state.vy
+        odom.twist.twist.angular.z = state.yaw_rate
         self.odom_pub.publish(odom)
 
         tf = self._tf.transforms[0]
@@ -116,32 +136,20 @@ class SensorNode(Node):
         tf.transform.rotation = q
         self.tf_pub.publish(self._tf)
 
-        for entry in message.header['frames']:
-            scan = self._scans.get(entry.get('sensor'))
-            if scan is not None:
-                scan.header.stamp = stamp
-                values = array.array('f')
-                values.frombytes(message.arrays[entry['name']].tobytes())
-                scan.ranges = values
-                self.scan_pubs[entry['sensor']].publish(scan)
-
-    def _scan_template(self, spec: Lidar2DSpec) -> LaserScan:
-        """Everything of a LaserScan but the stamp and the ranges, filled once."""
-        scan = LaserScan()
-        scan.header.frame_id = self.names.sensor_frames[spec.name]
-        scan.angle_min = spec.angle_min
-        scan.angle_max = spec.angle_min + spec.angle_increment * (spec.beams - 1)
-        scan.angle_increment = spec.angle_increment
-        scan.scan_time = 1.0 / spec.rate_hz
-        scan.range_min = spec.range_min
-        scan.range_max = spec.range_max
-        return scan
-
     def destroy_node(self) -> None:
         self._stop.set()
         self._thread.join(timeout=1.0)
         self._socket.close()
         super().destroy_node()
+
+
+def _wheelbase(profile: Any) -> float:
+    """The car's wheelbase from its dynamics parameters (for wheel odometry)."""
+    body = profile.raw.get('CarParameters', {}).get('body', {})
+    try:
+        return float(body['cog_to_front_axle']) + float(body['cog_to_rear_axle'])
+    except (KeyError, TypeError, ValueError):
+        return 1.0
 
 
 def main() -> int:

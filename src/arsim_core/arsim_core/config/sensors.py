@@ -177,6 +177,10 @@ class ImuSpec:
     kind: ClassVar[str] = 'imu'
     rendered: ClassVar[bool] = False
 
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
 
 @dataclass(frozen=True)
 class GnssSpec:
@@ -192,6 +196,12 @@ class GnssSpec:
 
     kind: ClassVar[str] = 'gnss'
     rendered: ClassVar[bool] = False
+
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
 
 
 @dataclass(frozen=True)
@@ -210,6 +220,11 @@ class WheelOdometrySpec:
     rendered: ClassVar[bool] = False
     mount: ClassVar[Mount | None] = None
 
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
 
 @dataclass(frozen=True)
 class GroundTruthSpec:
@@ -221,6 +236,19 @@ class GroundTruthSpec:
     kind: ClassVar[str] = 'ground_truth'
     rendered: ClassVar[bool] = False
     mount: ClassVar[Mount | None] = None
+
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
+
+def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpec
+                   ) -> dict[str, object]:
+    wire: dict[str, object] = {'name': spec.name, 'type': spec.kind, 'rate_hz': spec.rate_hz}
+    if spec.mount is not None:
+        wire['mount'] = spec.mount.to_wire()
+    return wire
 
 
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec

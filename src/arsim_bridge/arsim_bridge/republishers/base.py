@@ -1,0 +1,99 @@
+"""What every republisher gets: its spec and names when made, one CarFrame per frame."""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+
+from arsim_core.config.sensors import Mount, SensorSpec
+from arsim_core.geometry import rpy_to_quaternion
+from arsim_core.sensors.kinematics import PlanarState
+
+
+@dataclass(frozen=True)
+class SensorContext:
+    """A sensor of one car: its spec, the node that publishes, and its names."""
+
+    node: Node
+    spec: Any  # the SensorSpec of the republisher's type
+    car: str
+    topic: str  # from the topic map (sensor_topic template or override)
+    frame: str  # from the topic map (sensor_frame template or override)
+    base_frame: str
+    world_frame: str
+    frame_period_ns: int
+    seed: int
+    wheelbase: float
+
+    def due(self, step: int) -> bool:
+        """Whether a sensor the backend does not render is due at ``step`` (rate_hz divides
+        the frame rate, as for rendered sensors)."""
+        every = max(1, round(1e9 / (self.spec.rate_hz * self.frame_period_ns)))
+        return step % every == 0
+
+
+@dataclass(frozen=True)
+class CarFrame:
+    """One frame of a car as the bridge fans it out."""
+
+    step: int
+    time_ns: int
+    state: PlanarState
+    previous: PlanarState | None
+    accel: tuple[float, float, float] | None  # ax, ay, yaw acceleration, when the bridge sends it
+    arrays: Mapping[str, np.ndarray]
+    meta: Mapping[str, Mapping[str, Any]]
+
+    def array(self, car: str, sensor: str, suffix: str = '') -> np.ndarray | None:
+        return self.arrays.get(f'{car}/{sensor}{suffix}')
+
+    def stamp_ns(self, car: str, sensor: str) -> int:
+        return int(self.meta.get(f'{car}/{sensor}', {}).get('stamp_ns', self.time_ns))
+
+
+class Republisher(Protocol):
+    def publish(self, frame: CarFrame) -> None: ...
+
+    def static_transforms(self) -> list[TransformStamped]: ...
+
+
+def to_time(ns: int) -> Time:
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def static_transform(parent: str, child: str, mount: Mount) -> TransformStamped:
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id = parent, child
+    t.transform.translation.x, t.transform.translation.y = mount.x, mount.y
+    t.transform.translation.z = mount.z
+    r = t.transform.rotation
+    r.x, r.y, r.z, r.w = rpy_to_quaternion(mount.roll, mount.pitch, mount.yaw)
+    return t
+
+
+def mount_transforms(ctx: SensorContext) -> list[TransformStamped]:
+    """base_link -> the sensor's frame, for a sensor mounted on the car."""
+    spec: SensorSpec = ctx.spec
+    return [] if spec.mount is None else [static_transform(ctx.base_frame, ctx.frame,
+                                                           spec.mount)]
+
+
+def byte_array(values: np.ndarray) -> array.array:
+    """The bytes of ``values`` as the array.array a message's uint8[] field takes: one copy,
+    straight from the buffer the frame arrived in."""
+    data = array.array('B')
+    data.frombytes(memoryview(np.ascontiguousarray(values)).cast('B'))
+    return data
+
+
+def float_array(values: np.ndarray) -> array.array:
+    data = array.array('f')
+    data.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float32)).cast('B'))
+    return data

@@ -1,0 +1,88 @@
+"""Camera republisher: rgb8, 32FC1 depth [m] and mono8 class-id images, each with its
+CameraInfo, in the camera's optical frame (REP-103: ``<frame>_optical``, z forward, x right,
+y down), and the class legend latched as JSON.
+
+Topics, under the camera's topic ``<topic>``: ``<topic>/image_raw`` + ``<topic>/camera_info``,
+``<topic>/depth/image_raw`` + ``<topic>/depth/camera_info``, ``<topic>/semantic/image_raw`` +
+``<topic>/semantic/camera_info``, and ``<topic>/legend`` (std_msgs/String, transient local).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import String
+
+from arsim_bridge import qos
+from arsim_bridge.republishers.base import (
+    CarFrame,
+    SensorContext,
+    byte_array,
+    mount_transforms,
+    static_transform,
+    to_time,
+)
+from arsim_core.config.sensors import CameraSpec, Mount
+from arsim_core.sensors.labels import legend_json
+from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
+
+# output -> (topic below the camera's, encoding, bytes per pixel)
+OUTPUTS = {'rgb': ('', 'rgb8', 3), 'depth': ('/depth', '32FC1', 4),
+           'semantic': ('/semantic', 'mono8', 1)}
+
+
+def camera_info(spec: CameraSpec, frame: str) -> CameraInfo:
+    """Intrinsics from the image size and horizontal field of view (see sensors.pinhole)."""
+    intrinsics = Intrinsics.from_fov(spec.width, spec.height, spec.fov_rad)
+    info = CameraInfo()
+    info.header.frame_id = frame
+    info.width, info.height = spec.width, spec.height
+    info.distortion_model = 'plumb_bob'
+    info.d = [0.0] * 5
+    info.k = intrinsics.k
+    info.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    info.p = intrinsics.p
+    return info
+
+
+class CameraRepublisher:
+    def __init__(self, ctx: SensorContext) -> None:
+        self.ctx = ctx
+        spec: CameraSpec = ctx.spec
+        self.optical_frame = f'{ctx.frame}_optical'
+        node = ctx.node
+        self.images: dict[str, tuple[object, Image]] = {}
+        self.infos: dict[str, tuple[object, CameraInfo]] = {}
+        for output in spec.outputs:
+            below, encoding, size = OUTPUTS[output]
+            image = Image()
+            image.header.frame_id = self.optical_frame
+            image.height, image.width = spec.height, spec.width
+            image.encoding, image.is_bigendian, image.step = encoding, 0, spec.width * size
+            self.images[output] = (node.create_publisher(Image, f'{ctx.topic}{below}/image_raw',
+                                                         qos.SENSOR), image)
+            self.infos[output] = (node.create_publisher(
+                CameraInfo, f'{ctx.topic}{below}/camera_info', qos.SENSOR),
+                camera_info(spec, self.optical_frame))
+        if 'semantic' in spec.outputs:
+            self.legend = node.create_publisher(String, f'{ctx.topic}/legend', qos.LATCHED)
+            self.legend.publish(String(data=legend_json()))
+
+    def static_transforms(self) -> list:
+        optical = static_transform(self.ctx.frame, self.optical_frame, Mount(0, 0, 0,
+                                                                              *OPTICAL_RPY))
+        return [*mount_transforms(self.ctx), optical]
+
+    def publish(self, frame: CarFrame) -> None:
+        car, name = self.ctx.car, self.ctx.spec.name
+        for output, (publisher, image) in self.images.items():
+            data = frame.array(car, name, f'/{output}')
+            if data is None:
+                continue
+            stamp = to_time(frame.stamp_ns(car, f'{name}/{output}'))
+            image.header.stamp = stamp
+            image.data = byte_array(np.asarray(data))
+            publisher.publish(image)
+            info_publisher, info = self.infos[output]
+            info.header.stamp = stamp
+            info_publisher.publish(info)

@@ -1,0 +1,117 @@
+"""Full-pipeline simulation rates with AR-Sim's sensor configurations.
+
+Each configuration is one F1TENTH car whose profile carries the listed sensors, every sensor
+due at every frame (frame rate = sensor rate = 20 Hz), synchronous and as fast as the machine
+allows, no driver waited for. The figure is frames per wall second as seen by a subscriber in
+another process: the messages it received on the slowest of the car's sensor topics (every
+image with its CameraInfo) divided by the wall time. AR-Sim reported, on an i7 with a GTX 1050,
+140, 93, 58, 33, 84, 63, 28 and 33 Hz for these rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
+
+from simharness import Simulation, installed_resources, ros_env  # noqa: E402
+
+RATE_HZ = 20.0
+MEASURE_S = 15.0
+SUBSCRIBER = BENCH_DIR / 'sensor_counter.py'
+AR_SIM_HZ = {'hokuyo_1080x1': 140, 'os1_512x32': 93, 'os1_1024x32': 58, 'os1_1024x64': 33,
+             'cam2x256x512_hokuyo': 84, 'cam1024x760_hokuyo': 63,
+             'cam1024x760_os1_1024x32': 28, 'cam256x512_os1_1024x32': 33}
+
+
+def hokuyo() -> dict:
+    return {'type': 'lidar2d', 'position': [0.27, 0.0, 0.11], 'rate_hz': RATE_HZ,
+            'beams': 1080, 'fov_rad': 4.7, 'range_max': 30.0}
+
+
+def os1(columns: int, channels: int) -> dict:
+    return {'type': 'lidar3d', 'position': [0.0, 0.0, 0.3], 'rate_hz': RATE_HZ,
+            'channels': channels, 'columns': columns, 'vertical_fov_rad': math.radians(33.2),
+            'range_min': 0.3, 'range_max': 120.0}
+
+
+def camera(width: int, height: int, y: float = 0.0) -> dict:
+    return {'type': 'camera', 'position': [0.2, y, 0.2], 'rate_hz': RATE_HZ, 'width': width,
+            'height': height, 'fov_rad': 1.5, 'outputs': ['rgb']}
+
+
+CONFIGS: dict[str, dict[str, dict]] = {
+    'hokuyo_1080x1': {'scan': hokuyo()},
+    'os1_512x32': {'lidar': os1(512, 32)},
+    'os1_1024x32': {'lidar': os1(1024, 32)},
+    'os1_1024x64': {'lidar': os1(1024, 64)},
+    'cam2x256x512_hokuyo': {'cam_left': camera(256, 512, 0.1),
+                            'cam_right': camera(256, 512, -0.1), 'scan': hokuyo()},
+    'cam1024x760_hokuyo': {'cam': camera(1024, 760), 'scan': hokuyo()},
+    'cam1024x760_os1_1024x32': {'cam': camera(1024, 760), 'lidar': os1(1024, 32)},
+    'cam256x512_os1_1024x32': {'cam': camera(256, 512), 'lidar': os1(1024, 32)},
+}
+
+
+def topics(sensors: dict[str, dict]) -> list[str]:
+    """TOPIC:TYPE of every message a configuration publishes (f1tenth_gym names)."""
+    out = []
+    for name, spec in sensors.items():
+        if spec['type'] == 'lidar2d':
+            out.append(f'/{name}:sensor_msgs/msg/LaserScan')
+        elif spec['type'] == 'lidar3d':
+            out.append(f'/{name}:sensor_msgs/msg/PointCloud2')
+        else:
+            out += [f'/{name}/image_raw:sensor_msgs/msg/Image',
+                    f'/{name}/camera_info:sensor_msgs/msg/CameraInfo']
+    return out
+
+
+def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S) -> dict:
+    """Run one configuration; the subscriber's JSON result."""
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-sensors-') as tmp:
+        profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
+                                 .read_text())
+        profile['Sensors'] = sensors
+        path = Path(tmp) / f'{name}.yaml'
+        path.write_text(yaml.safe_dump(profile, sort_keys=False))
+        sim = Simulation(Path(tmp) / 'sim', {
+            'simulation': {'frame_rate_hz': RATE_HZ, 'wait_for_drivers': False},
+            'cars': [{'name': 'ego', 'profile': str(path)}]})
+        sim.start()
+        try:
+            counter = subprocess.run(
+                [sys.executable, str(SUBSCRIBER), '--seconds', str(measure_s),
+                 '--period-ns', str(round(1e9 / RATE_HZ)), *topics(sensors)],
+                env=ros_env(sim.domain_id), capture_output=True, text=True,
+                timeout=measure_s + 180)
+            if counter.returncode != 0:
+                msg = f'{name}: subscriber failed: {counter.stdout}{counter.stderr}\n{sim.log}'
+                raise RuntimeError(msg)
+            return json.loads(counter.stdout.strip().splitlines()[-1])
+        finally:
+            sim.stop()
+
+
+def run(names: list[str] | None = None) -> list[tuple[str, float, str]]:
+    figures = []
+    for name in names or list(CONFIGS):
+        result = measure(name, CONFIGS[name])
+        hz = min(t['hz'] for t in result['topics'].values())
+        print(f'[bench] arsim_rate_{name}: {hz:.1f} Hz (AR-Sim {AR_SIM_HZ[name]} Hz, '
+              f'x{hz / AR_SIM_HZ[name]:.1f}); {result}', file=sys.stderr, flush=True)
+        figures.append((f'arsim_rate_{name}', hz, 'Hz'))
+    return figures
+
+
+if __name__ == '__main__':
+    for figure, value, unit in run(sys.argv[1:] or None):
+        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)

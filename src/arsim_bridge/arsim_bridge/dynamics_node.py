@@ -72,25 +72,27 @@ class DynamicsNode(Node):
             self.vehicle.reset(*self.start_pose)
             self.pending_reset = None
         elif now > self.time_ns:
-            self._advance((now - self.time_ns) * 1e-9)
+            self._advance((now - self.time_ns) * 1e-9, now)
         self.time_ns = now
         self._publish_state(now)
 
-    def _advance(self, dt: float) -> None:
+    def _advance(self, dt: float, now: int) -> None:
+        """Integrate to ``now``, or apply a pending reset instead; events carry ``now``, the
+        frame whose state shows their outcome."""
         if self.pending_reset is not None:
             x, y, yaw, speed = self.pending_reset
             self.vehicle.reset(x, y, yaw, speed)
             self._event(SimEvent.RESET, f'reset to x={x:.3f} y={y:.3f} yaw={yaw:.3f} '
-                                        f'speed={speed:.2f}')
+                                        f'speed={speed:.2f}', now)
             self.pending_reset = None
             return
         try:
             self.vehicle.advance(dt)
         except ModelDivergedError as exc:
             self.get_logger().error(f'{self.car.name}: {exc}; resetting the car')
-            self._event(SimEvent.MODEL_ERROR, str(exc))
+            self._event(SimEvent.MODEL_ERROR, str(exc), now)
             self.vehicle.reset(*self.start_pose)
-            self._event(SimEvent.RESET, 'back to the start pose after a model error')
+            self._event(SimEvent.RESET, 'back to the start pose after a model error', now)
 
     def on_drive(self, msg: AckermannDriveStamped) -> None:
         d = msg.drive
@@ -148,9 +150,9 @@ class DynamicsNode(Node):
             return
         self.pending_reset = target
 
-    def _event(self, kind: int, detail: str) -> None:
+    def _event(self, kind: int, detail: str, stamp_ns: int) -> None:
         event = SimEvent(car_id=self.car.name, kind=kind, detail=detail)
-        event.header.stamp = to_time(self.time_ns or 0)
+        event.header.stamp = to_time(stamp_ns)
         event.header.frame_id = self.world_frame
         self.event_pub.publish(event)
 

@@ -7,8 +7,6 @@ latched: the probe subscribes only after the node has published.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import os
 import signal
 import subprocess
 import time
@@ -17,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simharness import Probe, installed_resources, ros_env
+from simharness import Probe, allocate_domain, installed_resources, ros_env
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
@@ -31,7 +29,6 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 STARTUP_S = 30.0
 # Apart from simharness's domains (10 + pid % 50 upwards), so suites running side by side on one
 # machine do not hear each other.
-_DOMAINS = itertools.count(160 + os.getpid() % 50)
 
 
 def description_spec(car: CarSpec, settings: Path, resources: Path,
@@ -55,7 +52,7 @@ class DescriptionProcess:
         self.car = load_scenario(settings, resources, overrides).car('ego')
         spec = description_spec(self.car, settings, resources, overrides)
         spec = dataclasses.replace(spec, parameters={**spec.parameters, 'car': car_parameter})
-        self.domain_id = next(_DOMAINS)
+        self.domain_id = allocate_domain()
         self.log_path = workdir / 'description.log'
         self._log = self.log_path.open('wb')
         self.process = subprocess.Popen(command(spec, workdir), env=ros_env(self.domain_id),

@@ -53,7 +53,7 @@ class TrackLoader:
         spec = next(n for n in generate_nodes(scenario, settings, overrides)
                     if n.name == 'track_loader')
         args = command(spec, workdir)
-        self.domain_id = next(simharness._DOMAINS)  # shared with the simulations' domains
+        self.domain_id = simharness.allocate_domain()
         self.log_path = workdir / 'track_loader.log'
         self._log = self.log_path.open('wb')
         self.process = subprocess.Popen(args, env=ros_env(self.domain_id), stdout=self._log,

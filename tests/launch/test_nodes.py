@@ -5,19 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from arsim_core.config.scenario import load_scenario
-from arsim_launch.nodes import generate_nodes
+from arsim_launch.nodes import flatten, generate_nodes
 
 
 def nodes_by_name(repo_root: Path, **overrides):
     settings = repo_root / 'config' / 'sim.yaml'
     scenario = load_scenario(settings, repo_root, overrides)
-    return {n.name: n for n in generate_nodes(scenario, settings, overrides)}
+    return {n.name: n for n in flatten(generate_nodes(scenario, settings, overrides,
+                                                      state_publisher=False))}
 
 
 def test_default_scenario_starts_backend_bridge_track_and_car_nodes(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root)
     assert set(nodes) == {'backend', 'arsim_bridge', 'track_loader', 'ego_dynamics',
-                          'ego_sensors'}
+                          'ego_sensors', 'ego_description'}
+    assert dict(nodes['ego_description'].remappings) == {
+        'robot_description': '/ego_racecar/robot_description'}
     assert not nodes['backend'].ros and nodes['backend'].required
     assert nodes['arsim_bridge'].required
     assert '--address' in nodes['backend'].arguments
@@ -40,3 +43,19 @@ def test_topic_map_changes_remappings_only(repo_root: Path) -> None:
 def test_external_backend_is_not_started(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root, backend={'kind': 'external'})
     assert 'backend' not in nodes
+
+
+def test_many_cars_share_three_container_processes(repo_root: Path) -> None:
+    cars = [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'opp_racecar', 'profile': 'f1tenth'},
+            {'name': 'car2', 'profile': 'f1tenth'}]
+    settings = repo_root / 'config' / 'sim.yaml'
+    scenario = load_scenario(settings, repo_root, {'cars': cars})
+    processes = generate_nodes(scenario, settings, {'cars': cars}, state_publisher=False)
+    assert sorted(p.name for p in processes if p.members) == [
+        'cars_description', 'cars_dynamics', 'cars_sensors']
+    nodes = {n.name: n for n in flatten(processes)}
+    assert dict(nodes['opp_racecar_sensors'].remappings) == {  # f1tenth_gym_ros's names
+        'odom': '/opp_racecar/odom', 'scan': '/opp_scan'}
+    assert dict(nodes['opp_racecar_dynamics'].remappings)['drive'] == '/opp_drive'
+    assert dict(nodes['car2_sensors'].remappings) == {'odom': '/car2/odom',
+                                                      'scan': '/car2/scan'}

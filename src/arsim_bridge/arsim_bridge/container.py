@@ -23,6 +23,7 @@ from arsim_core.errors import ArsimError
 NODE_TYPES = {
     'dynamics': 'arsim_bridge.dynamics_node:DynamicsNode',
     'sensors': 'arsim_bridge.sensor_node:SensorNode',
+    'description': 'arsim_bridge.description_node:DescriptionNode',
 }
 
 

@@ -12,6 +12,8 @@ PyPI has none). Both are latched, so RViz started at any time gets them:
 
 from __future__ import annotations
 
+from typing import Any
+
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -25,8 +27,8 @@ from arsim_core.geometry import rpy_to_quaternion
 
 
 class DescriptionNode(Node):
-    def __init__(self) -> None:
-        super().__init__('description')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('description', **node_options)
         scenario = declare_scenario(self)
         name = self.declare_parameter('car', '').value
         if name not in [c.name for c in scenario.cars]:

@@ -60,10 +60,28 @@ def validate(scenario: Scenario) -> None:
                       scenario.source)
 
 
+def has_package(name: str) -> bool:
+    """Whether the environment provides the ROS package ``name``."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        get_package_prefix(name)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
 def generate_nodes(scenario: Scenario, settings_file: Path,
-                   overrides: dict[str, Any] | None = None) -> list[NodeSpec]:
+                   overrides: dict[str, Any] | None = None,
+                   state_publisher: bool | None = None) -> list[NodeSpec]:
     """Every process of the scenario: backend (if embedded), bridge, track loader, and per car
-    a dynamics node and a sensor republisher."""
+    a dynamics node, a sensor republisher and a description publisher.
+
+    ``state_publisher``: describe cars with robot_state_publisher (default: where installed),
+    else with arsim's own description node.
+    """
+    if state_publisher is None:
+        state_publisher = has_package('robot_state_publisher')
     # No node here needs a TimeSource: the bridge owns /clock and the others stamp their output
     # with the frame time they were handed, so every stamp is sim time without one.
     common = {'settings_file': str(settings_file), 'resources_dir': str(scenario.resources),
@@ -77,9 +95,10 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                           (('track', names.track_topic),), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
                           (('map', names.map_topic), ('track', names.track_topic))))
-    car_nodes = [node for car in scenario.cars for node in _car_nodes(scenario, car, common)]
+    car_nodes = [node for car in scenario.cars
+                 for node in _car_nodes(scenario, car, common, state_publisher)]
     if scenario.group_car_nodes and len(scenario.cars) > 1:
-        for kind in ('dynamics', 'sensors'):
+        for kind in ('dynamics', 'sensors', 'description'):
             nodes.append(container(f'cars_{kind}', [n for n in car_nodes
                                                     if n.executable == kind]))
     else:
@@ -87,7 +106,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     return nodes
 
 
-def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any]) -> list[NodeSpec]:
+def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any],
+               state_publisher: bool) -> list[NodeSpec]:
     n = car.names
     params = {**parameters, 'car': car.name}
     dynamics = [('state', n.state_topic), ('drive', n.drive_topic),
@@ -101,4 +121,20 @@ def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any]) -> 
                               params, tuple(dynamics)))
     nodes.append(NodeSpec('arsim_bridge', 'sensors', f'{car.name}_sensors', 'arsim', params,
                           tuple(sensors)))
+    nodes.append(_description_node(car, params, state_publisher))
     return nodes
+
+
+def _description_node(car: CarSpec, params: dict[str, Any], state_publisher: bool) -> NodeSpec:
+    """The car's URDF for RViz: robot_state_publisher where installed, else our publisher."""
+    from arsim_core.description import description_topic, robot_description
+
+    topic = description_topic(car)
+    if state_publisher:
+        return NodeSpec('robot_state_publisher', 'robot_state_publisher',
+                        f'{car.name}_robot_state_publisher', 'arsim',
+                        {'robot_description': robot_description(car)},
+                        (('robot_description', topic),
+                         ('joint_states', f'{topic.rsplit("/", 1)[0]}/joint_states')))
+    return NodeSpec('arsim_bridge', 'description', f'{car.name}_description', 'arsim', params,
+                    (('robot_description', topic),))

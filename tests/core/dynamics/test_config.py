@@ -37,7 +37,7 @@ def test_shipped_f1tenth_sensor_and_footprint_sections(f1tenth_profile: dict[str
     assert f1tenth_profile['Sensors'] == {'scan': {
         'type': 'lidar2d', 'position': [0.27, 0.0, 0.11], 'rotation': [0.0, 0.0, 0.0],
         'rate_hz': 40.0, 'beams': 1080, 'fov_rad': 4.7, 'range_min': 0.0, 'range_max': 30.0}}
-    assert f1tenth_profile['Footprint'] == {'length': 0.58, 'width': 0.31}
+    assert f1tenth_profile['Footprint'] == {'length': 0.58, 'width': 0.31, 'height': 0.2}
 
 
 def test_foreign_sections_are_ignored_whatever_they_hold(f1tenth_profile: dict[str, Any]) -> None:

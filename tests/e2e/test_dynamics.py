@@ -28,6 +28,7 @@ from arsim_core.dynamics import load_vehicle_config
 from arsim_core.race import start_poses
 from arsim_core.track import load_track
 from arsim_msgs.msg import CarState, SimEvent
+from arsim_msgs.srv import ResetCars
 
 HERE = Path(__file__).resolve().parent
 CUSTOM_NODE = HERE / 'custom_dynamics_node.py'
@@ -235,6 +236,22 @@ def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -
             state = states[stamp_ns(odom.header.stamp)]
             assert planar(state.pose) == pytest.approx(planar(odom.pose.pose), abs=1e-12)
         assert 'late at' not in sim.log and 'did not answer' not in sim.log, sim.log
+
+        # The bridge's reset service reaches the external node like ours: a RESET event, and
+        # the state of that frame is the start pose.
+        def resets() -> list[SimEvent]:
+            return [e for e in obs.events if e.car_id == 'ego' and e.kind == SimEvent.RESET]
+        assert not resets()
+        client = obs.probe.node.create_client(ResetCars, '/arsim/reset_cars')
+        assert client.wait_for_service(timeout_sec=10.0)
+        future = client.call_async(ResetCars.Request(cars=['ego']))
+        obs.wait(future.done, 10.0)
+        assert future.result().success
+        obs.wait(lambda: bool(resets()))
+        at = stamp_ns(resets()[0].header.stamp)
+        obs.wait(lambda: at in {stamp_ns(s.header.stamp) for s in obs.states['ego']})
+        state = next(s for s in obs.states['ego'] if stamp_ns(s.header.stamp) == at)
+        assert planar(state.pose) == pytest.approx(obs.start_pose('ego'), abs=1e-9)
     finally:
         node.terminate()
         node.wait(10)

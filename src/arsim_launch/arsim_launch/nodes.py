@@ -138,3 +138,13 @@ def _description_node(car: CarSpec, params: dict[str, Any], state_publisher: boo
                          ('joint_states', f'{topic.rsplit("/", 1)[0]}/joint_states')))
     return NodeSpec('arsim_bridge', 'description', f'{car.name}_description', 'arsim', params,
                     (('robot_description', topic),))
+
+
+def rviz_node(scenario: Scenario) -> NodeSpec:
+    """RViz2 with the layout made for the scenario's topic map."""
+    folder = scenario.resources / 'rviz'
+    layout = folder / f'arsim_{scenario.topic_map.name}.rviz'
+    if not layout.is_file():
+        layout = folder / 'arsim.rviz'
+    return NodeSpec('rviz2', 'rviz2', 'rviz2', '', {'use_sim_time': True},
+                    arguments=('-d', str(layout)))

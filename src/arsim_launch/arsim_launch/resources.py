@@ -27,9 +27,9 @@ def default_settings(resources: Path) -> Path:
 
 def launch_overrides(arguments: dict[str, str]) -> dict[str, Any]:
     """Settings overrides from launch arguments (empty values mean 'as in the file')."""
-    unknown = sorted(set(arguments) - set(LAUNCH_ARGUMENTS) - {'config', 'rviz'})
+    unknown = sorted(set(arguments) - set(LAUNCH_ARGUMENTS) - {'config'})
     if unknown:
-        expected = ', '.join(('config', *LAUNCH_ARGUMENTS))
+        expected = ', '.join(('config', *LAUNCH_ARGUMENTS, 'rviz'))
         msg = f'unknown launch argument(s) {unknown}; expected {expected}'
         raise ArsimError(msg)
     overrides: dict[str, Any] = {}

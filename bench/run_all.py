@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-MODULES = ('bench_rtf', 'bench_dynamics', 'bench_tracks', 'bench_sensors')
+MODULES = ('bench_rtf', 'bench_cars', 'bench_dynamics', 'bench_tracks', 'bench_sensors')
 
 
 def main() -> int:

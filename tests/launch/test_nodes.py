@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arsim_core.config.scenario import load_scenario
 from arsim_launch.nodes import flatten, generate_nodes
 
@@ -59,3 +61,17 @@ def test_many_cars_share_three_container_processes(repo_root: Path) -> None:
     assert dict(nodes['opp_racecar_dynamics'].remappings)['drive'] == '/opp_drive'
     assert dict(nodes['car2_sensors'].remappings) == {'odom': '/car2/odom',
                                                       'scan': '/car2/scan'}
+
+
+@pytest.mark.parametrize('state_publisher', [True, False])
+def test_external_cars_and_state_publishers_keep_their_own_processes(
+        repo_root: Path, state_publisher: bool) -> None:
+    cars = [{'name': 'ego', 'profile': 'f1tenth', 'dynamics': 'external'},
+            {'name': 'b', 'profile': 'f1tenth', 'dynamics': 'external'}]
+    settings = repo_root / 'config' / 'sim.yaml'
+    scenario = load_scenario(settings, repo_root, {'cars': cars})
+    names = [p.name for p in generate_nodes(scenario, settings, {'cars': cars},
+                                            state_publisher=state_publisher)]
+    assert 'cars_dynamics' not in names  # no container without members
+    assert ('ego_robot_state_publisher' in names) == state_publisher
+    assert ('cars_description' in names) != state_publisher

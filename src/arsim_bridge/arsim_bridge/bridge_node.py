@@ -262,6 +262,7 @@ class Stepper:
             names = [n for n, m in meta.items() if m.get('car') == name]
             state = {'pose': [s.pose.position.x, s.pose.position.y, yaw_of(s.pose)],
                      'twist': [s.twist.linear.x, s.twist.linear.y, s.twist.angular.z],
+                     'accel': [s.accel.linear.x, s.accel.linear.y],
                      'steering_angle': s.steering_angle}
             self.fanout.send_multipart(
                 encode_car_frame(name, step, now, state, {n: reply.arrays[n] for n in names},

@@ -14,7 +14,7 @@ from geometry_msgs.msg import Pose, Quaternion
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-from arsim_core.config.scenario import Scenario, load_scenario, parse_overrides
+from arsim_core.config.scenario import CarSpec, Scenario, load_scenario, parse_overrides
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
 
@@ -28,6 +28,15 @@ def declare_scenario(node: Node) -> Scenario:
         msg = 'parameters settings_file and resources_dir are required'
         raise ArsimError(msg)
     return load_scenario(Path(settings), Path(resources), parse_overrides(overrides))
+
+
+def declare_car(node: Node, scenario: Scenario) -> CarSpec:
+    """The car a per-car node serves, named by its ``car`` parameter."""
+    name = node.declare_parameter('car', '').value
+    if name not in [c.name for c in scenario.cars]:
+        msg = f'{scenario.source}: no car named {name!r} (parameter car)'
+        raise ArsimError(msg)
+    return scenario.car(name)
 
 
 def to_time(ns: int) -> Time:

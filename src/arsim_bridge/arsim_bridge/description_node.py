@@ -20,9 +20,8 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from arsim_bridge import qos
-from arsim_bridge.common import declare_scenario, run_node
+from arsim_bridge.common import declare_car, declare_scenario, run_node
 from arsim_core.description import FixedJoint, fixed_joints, robot_description
-from arsim_core.errors import ArsimError
 from arsim_core.geometry import rpy_to_quaternion
 
 
@@ -30,11 +29,8 @@ class DescriptionNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('description', **node_options)
         scenario = declare_scenario(self)
-        name = self.declare_parameter('car', '').value
-        if name not in [c.name for c in scenario.cars]:
-            msg = f'{scenario.source}: no car named {name!r} (parameter car)'
-            raise ArsimError(msg)
-        car = scenario.car(name)
+        car = declare_car(self, scenario)
+        name = car.name
         urdf = robot_description(car)
         sensor_frames = set(car.names.sensor_frames.values())
         body = [j for j in fixed_joints(urdf) if j.child not in sensor_frames]

@@ -15,9 +15,17 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
-from arsim_bridge.common import declare_scenario, finite, pose_2d, run_node, to_ns, to_time, yaw_of
+from arsim_bridge.common import (
+    declare_car,
+    declare_scenario,
+    finite,
+    pose_2d,
+    run_node,
+    to_ns,
+    to_time,
+    yaw_of,
+)
 from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
-from arsim_core.errors import ArsimError
 from arsim_core.race import start_poses
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
@@ -28,11 +36,7 @@ class DynamicsNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('dynamics', **node_options)
         scenario = declare_scenario(self)
-        name = self.declare_parameter('car', '').value
-        if name not in [c.name for c in scenario.cars]:
-            msg = f'{scenario.source}: no car named {name!r} (parameter car)'
-            raise ArsimError(msg)
-        self.car = scenario.car(name)
+        self.car = declare_car(self, scenario)
         self.vehicle = Vehicle(load_vehicle_config(self.car.profile.raw, self.car.profile.source))
         self.scenario = scenario
         self.world_frame = scenario.topic_map.world_frame

@@ -32,6 +32,9 @@ class NodeSpec:
     members: tuple[NodeSpec, ...] = ()  # the nodes a container process hosts
 
 
+GROUPED = ('dynamics', 'sensors', 'description')  # arsim_bridge nodes a container can host
+
+
 def flatten(specs: list[NodeSpec]) -> list[NodeSpec]:
     """Every node, with containers replaced by the nodes they host."""
     return [member for spec in specs for member in (spec.members or (spec,))]
@@ -98,11 +101,12 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     car_nodes = [node for car in scenario.cars
                  for node in _car_nodes(scenario, car, common, state_publisher)]
     if scenario.group_car_nodes and len(scenario.cars) > 1:
-        for kind in ('dynamics', 'sensors', 'description'):
-            nodes.append(container(f'cars_{kind}', [n for n in car_nodes
-                                                    if n.executable == kind]))
-    else:
-        nodes.extend(car_nodes)
+        for kind in GROUPED:
+            members = [n for n in car_nodes if n.package == 'arsim_bridge' and n.executable == kind]
+            if members:  # e.g. no dynamics container when every car's model is external
+                nodes.append(container(f'cars_{kind}', members))
+        car_nodes = [n for n in car_nodes if not any(n in c.members for c in nodes)]
+    nodes.extend(car_nodes)
     return nodes
 
 

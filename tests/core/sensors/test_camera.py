@@ -125,3 +125,10 @@ def test_the_horizontal_field_of_view_is_the_configured_one(camera_backend) -> N
     assert math.tan(FOV / 2) * HALF < HALF  # both edges still on the +x wall
     assert semantic[HEIGHT_PX // 2, 0] == labels.CONE_BLUE
     assert semantic[HEIGHT_PX // 2, -1] == labels.BARRIER
+
+
+@pytest.mark.parametrize('outputs', [['rgb'], ['depth'], ['semantic', 'rgb']])
+def test_any_subset_of_outputs_renders(camera_backend, outputs: list[str]) -> None:
+    initial_settings(camera_backend, [{**CAMERA, 'outputs': outputs}])
+    reply = update(camera_backend, 1, PERIOD, {'ego': [CAM_X, 0, 0, 0, 0, 0]}, ['cam'])
+    assert sorted(reply.arrays) == sorted(f'ego/cam/{o}' for o in outputs)

@@ -155,10 +155,12 @@ class GLRenderer:
         if key not in self._programs:
             program = self.ctx.program(vertex_shader=_SKY_VERTEX if sky else _VERTEX,
                                        fragment_shader=_fragment(outputs, sky))
-            if not sky:
+            # Uniforms an output set does not need are compiled out: set only those present.
+            if 'colors' in program:
                 program['colors'].write(np.asarray(color_table(), dtype='f4').tobytes())
+            if 'light' in program:
                 program['light'].write(self._light.tobytes())
-            else:
+            if 'sky_color' in program:
                 program['sky_color'].value = labels.SKY_COLOR
             self._programs[key] = program
         return self._programs[key]
@@ -187,7 +189,8 @@ class GLRenderer:
             buffer = self._track[0] if which == 'track' else self._box[0]
             self._vaos[key] = self.ctx.vertex_array(
                 self._program(outputs, False),
-                [(buffer, '3f 3f 1f', 'in_position', 'in_normal', 'in_label')])
+                [(buffer, '3f 3f 1f', 'in_position', 'in_normal', 'in_label')],
+                skip_errors=True)  # attributes an output set does not use are compiled out
         return self._vaos[key]
 
     def _target(self, key: tuple[str, str], view: View) -> _Target:
@@ -227,7 +230,8 @@ class GLRenderer:
         self.ctx.enable(gl.DEPTH_TEST)
         program = self._program(view.outputs, False)
         program['world_to_clip'].write(view.world_to_clip.T.astype('f4').tobytes())
-        program['world_to_optical'].write(view.world_to_optical.T.astype('f4').tobytes())
+        if 'world_to_optical' in program:  # compiled out when depth is not an output
+            program['world_to_optical'].write(view.world_to_optical.T.astype('f4').tobytes())
         program['model'].write(np.eye(4, dtype='f4').tobytes())
         if self._track is not None and self._track[1]:
             self._vao(view.outputs, 'track').render(gl.TRIANGLES)

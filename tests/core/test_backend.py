@@ -14,7 +14,7 @@ from simharness import free_port
 
 from arsim_core import protocol
 from arsim_core.backend.client import BackendClient
-from arsim_core.errors import BackendUnavailable, ProtocolError
+from arsim_core.errors import BackendUnavailableError, ProtocolError
 
 
 def box_room(half: float = 5.0, height: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +111,6 @@ def test_a_peer_of_another_version_is_refused(backend: BackendClient) -> None:
 def test_a_silent_backend_is_reported_with_its_address() -> None:
     address = f'tcp://127.0.0.1:{free_port()}'
     client = BackendClient(address, timeout_s=0.3)
-    with pytest.raises(BackendUnavailable, match=address):
+    with pytest.raises(BackendUnavailableError, match=address):
         client.request(protocol.UPDATE, 1, 0)
     client.close()

@@ -112,8 +112,11 @@ class Stepper:
             raise ArsimError(msg) from exc
         self.subscribed: set[bytes] = set()
         frame_rate = self.scenario.frame_rate_hz
+        # Only what the backend renders is requested; IMU, GNSS and odometry are computed by
+        # the republishers from the car state every frame carries.
         self.due_every = {(car.name, s.name): max(1, round(frame_rate / s.rate_hz))
-                          for car in self.scenario.cars for s in car.profile.sensors}
+                          for car in self.scenario.cars for s in car.profile.sensors
+                          if s.rendered}
 
     def spin_until(self, done: Callable[[], bool], timeout_s: float,
                    every: Callable[[], None] | None = None) -> bool:

@@ -20,5 +20,5 @@ class ProtocolError(ArsimError):
     """A peer sent a message that does not follow the bridge protocol."""
 
 
-class BackendUnavailable(ArsimError):
+class BackendUnavailableError(ArsimError):
     """The render/physics backend did not answer in time or has gone away."""

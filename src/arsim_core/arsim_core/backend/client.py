@@ -9,7 +9,7 @@ import numpy as np
 import zmq
 
 from arsim_core import protocol
-from arsim_core.errors import BackendUnavailable, ProtocolError
+from arsim_core.errors import BackendUnavailableError, ProtocolError
 
 
 class BackendClient:
@@ -33,7 +33,7 @@ class BackendClient:
         if not self._socket.poll(wait):
             msg = (f'backend at {self.address} did not answer {topic} of step {step} within '
                    f'{wait / 1000:.1f} s; it has stopped or is not running')
-            raise BackendUnavailable(msg)
+            raise BackendUnavailableError(msg)
         reply = protocol.decode(self._socket.recv_multipart(copy=False))
         if reply.topic == protocol.ERROR:
             msg = f'backend at {self.address} refused {topic}: {reply.header.get("error")}'

@@ -173,3 +173,13 @@ class Probe:
 def driver_process(script: Path, domain_id: int, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, str(script), *args], env=ros_env(domain_id),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_process(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if the process has not ended within ``timeout_s``."""
+    process.terminate()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -18,6 +18,7 @@ import rclpy
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import LaserScan
 
 HALF_WIDTH_M = 0.16 + 0.12       # half the car's width plus a safety margin
@@ -78,7 +79,9 @@ def main() -> int:
     parser.add_argument('--scan', default='/scan')
     parser.add_argument('--drive', default='/drive')
     args = parser.parse_args()
-    rclpy.init()
+    # Python's own signal handling: SIGTERM ends the process at once, Ctrl-C raises
+    # KeyboardInterrupt; a driver must never outlive the test that started it.
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = FollowTheGap(args.speed, args.max_steer, args.scan, args.drive)
     print('follow_the_gap ready', flush=True)
     try:

@@ -9,7 +9,7 @@ import numpy as np
 import shapely
 from nav_msgs.msg import Odometry
 from shapely.geometry import LineString, Polygon
-from simharness import Probe, driver_process, installed_resources
+from simharness import Probe, driver_process, installed_resources, stop_process
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.track import load_track
@@ -66,5 +66,4 @@ def test_follow_the_gap_completes_a_lap_without_touching_a_wall(simulation) -> N
         assert judge.samples > 100
     finally:
         probe.close()
-        driver.terminate()
-        driver.wait(10)
+        stop_process(driver)

@@ -21,7 +21,7 @@ from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
-from simharness import Probe, Simulation, installed_resources, ros_env
+from simharness import Probe, Simulation, installed_resources, ros_env, stop_process
 
 from arsim_core.config.scenario import CarSpec, Scenario, load_scenario
 from arsim_core.dynamics import load_vehicle_config
@@ -253,8 +253,7 @@ def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -
         state = next(s for s in obs.states['ego'] if stamp_ns(s.header.stamp) == at)
         assert planar(state.pose) == pytest.approx(obs.start_pose('ego'), abs=1e-9)
     finally:
-        node.terminate()
-        node.wait(10)
+        stop_process(node)
 
 
 def test_a_user_model_named_in_a_profile_drives_a_car(simulation, observe, tmp_path) -> None:

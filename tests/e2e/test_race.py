@@ -10,7 +10,7 @@ import yaml
 from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-from simharness import Probe, driver_process, installed_resources
+from simharness import Probe, driver_process, installed_resources, stop_process
 
 from arsim_msgs.msg import CarState, SimEvent
 from arsim_msgs.srv import ResetCars
@@ -80,8 +80,7 @@ def test_eight_cars_with_mixed_models_race_for_a_minute(simulation, tmp_path: Pa
     finally:
         probe.close()
         for driver in drivers:
-            driver.terminate()
-            driver.wait(10)
+            stop_process(driver)
 
 
 CRASH_CARS = [  # on arsim_ring's main straight (y = 0, walls at y = +-1.1)

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 from ackermann_msgs.msg import AckermannDriveStamped
+from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan
 from simharness import Probe, driver_process, installed_resources, stop_process
 
 from arsim_msgs.msg import CarState, SimEvent
@@ -140,5 +142,42 @@ def test_staged_crashes_follow_the_response_mode(simulation, response: str) -> N
                                                         car['pose'][:2]) < 1e-3
                        for car in CRASH_CARS)
         assert probe.spin_until(back_at_start, 30.0), 'reset_cars puts every car at its start'
+    finally:
+        probe.close()
+
+
+def test_two_cars_use_f1tenth_gym_ros_names(simulation) -> None:
+    cars = [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'opp_racecar', 'profile': 'f1tenth'}]
+    sim = simulation(settings={'cars': cars, 'simulation': {'wait_for_drivers': False}})
+    probe = Probe(sim.domain_id)
+    try:
+        got: dict[str, list] = {t: [] for t in ('/opp_scan', '/opp_racecar/odom',
+                                                '/ego_racecar/opp_odom', '/opp_racecar/ego_odom')}
+        probe.node.create_subscription(LaserScan, '/opp_scan', got['/opp_scan'].append, 10)
+        for topic in list(got)[1:]:
+            probe.node.create_subscription(Odometry, topic, got[topic].append, 10)
+        drive = probe.node.create_publisher(AckermannDriveStamped, '/opp_drive', 10)
+        goal = probe.node.create_publisher(PoseStamped, '/goal_pose', 10)
+        command = AckermannDriveStamped()
+        command.drive.speed = 1.0
+        probe.node.create_timer(0.05, lambda: drive.publish(command))
+        assert probe.spin_until(lambda: all(got.values()), 60.0), sim.log
+        assert got['/opp_scan'][-1].header.frame_id == 'opp_racecar/laser'
+        opp = got['/opp_racecar/odom'][-1]
+        assert opp.child_frame_id == 'opp_racecar/base_link'
+        assert got['/ego_racecar/opp_odom'][-1].child_frame_id == 'opp_racecar/base_link'
+        assert got['/opp_racecar/ego_odom'][-1].child_frame_id == 'ego_racecar/base_link'
+        start = position(got['/opp_racecar/odom'][0])
+        assert probe.spin_until(
+            lambda: math.dist(position(got['/opp_racecar/odom'][-1]), start) > 0.3, 30.0)
+
+        command.drive.speed = 0.0
+        target = PoseStamped()
+        target.header.frame_id = 'map'
+        target.pose.position.x, target.pose.position.y = 10.0, 0.5
+        target.pose.orientation.w = 1.0
+        probe.node.create_timer(0.2, lambda: goal.publish(target))
+        assert probe.spin_until(
+            lambda: math.dist(position(got['/opp_racecar/odom'][-1]), (10.0, 0.5)) < 1e-6, 30.0)
     finally:
         probe.close()

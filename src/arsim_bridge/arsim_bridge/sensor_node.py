@@ -19,12 +19,12 @@ from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
 from arsim_bridge import dds, qos
-from arsim_bridge.common import declare_scenario, run_node, to_time
+from arsim_bridge.common import declare_car, declare_scenario, run_node, to_time
 from arsim_bridge.frames import car_topic, decode_car_frame
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
 from arsim_core import protocol
-from arsim_core.errors import ArsimError, ProtocolError
+from arsim_core.errors import ProtocolError
 from arsim_core.geometry import relative_pose, yaw_to_quaternion
 from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 
@@ -37,16 +37,14 @@ class SensorNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('sensors', **node_options)
         scenario = declare_scenario(self)
-        name = self.declare_parameter('car', '').value
-        if name not in [c.name for c in scenario.cars]:
-            msg = f'{scenario.source}: no car named {name!r} (parameter car)'
-            raise ArsimError(msg)
-        self.car = scenario.car(name)
+        self.car = declare_car(self, scenario)
+        name = self.car.name
         self.names = self.car.names
         self.odom_origin: tuple[float, float, float] | None = None
         self.previous: PlanarState | None = None
 
-        self.odom_pub = self.create_publisher(Odometry, 'odom', qos.SENSOR)
+        self.odom_pubs = [self.create_publisher(Odometry, topic, qos.SENSOR)
+                          for topic in ('odom', *self.names.odom_aliases)]
         self.tf_pub = self.create_publisher(TFMessage, '/tf', qos.TF)
         self.tf_static_pub = self.create_publisher(TFMessage, '/tf_static', qos.TF_STATIC)
         self.republishers: list[Republisher] = [
@@ -128,7 +126,8 @@ class SensorNode(Node):
         p.x, p.y = float(x), float(y)
         odom.twist.twist.linear.x, odom.twist.twist.linear.y = state.vx, state.vy
         odom.twist.twist.angular.z = state.yaw_rate
-        self.odom_pub.publish(odom)
+        for publisher in self.odom_pubs:  # the odom topic, then aliases such as opp_odom
+            publisher.publish(odom)
 
         tf = self._tf.transforms[0]
         tf.header.stamp = stamp

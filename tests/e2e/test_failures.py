@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+import yaml
 from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
@@ -46,6 +47,20 @@ def test_malformed_config_names_file_and_key(tmp_path, text: str, expected: str)
     assert result.returncode == 2
     assert str(path) in result.stderr and expected in result.stderr, result.stderr
     assert 'Traceback' not in result.stderr
+
+
+def test_overlapping_start_poses_stop_start_up_naming_both_cars(tmp_path) -> None:
+    resources = installed_resources()
+    path = tmp_path / 'sim.yaml'
+    path.write_text(yaml.safe_dump({
+        'simulation': {}, 'track': {'name': 'arsim_ring'},
+        'cars': [{'name': 'ego', 'profile': 'f1tenth', 'pose': [8.0, 0.0, 0.0]},
+                 {'name': 'rival', 'profile': str(resources / 'config' / 'cars' / 'f1tenth.yaml'),
+                  'pose': [8.3, 0.1, 0.5]}]}))
+    result = run_sim(f'config:={path}')
+    assert result.returncode == 2
+    assert "cars[1]: car 'rival' starts at" in result.stderr
+    assert "overlapping car 'ego'" in result.stderr and 'Traceback' not in result.stderr
 
 
 def test_bad_drive_commands_are_ignored_and_the_sim_keeps_running(simulation) -> None:

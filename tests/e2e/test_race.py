@@ -18,10 +18,15 @@ from arsim_msgs.msg import CarState, SimEvent
 from arsim_msgs.srv import ResetCars
 
 DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
-VARIANTS = {  # profile name -> dynamics keys changed from the F1TENTH profile
+EXTRA_SENSORS = {  # computed sensors, so mixing them costs no rendering
+    'imu': {'type': 'imu', 'position': [0.0, 0.0, 0.05], 'rate_hz': 40.0},
+    'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 20.0},
+}
+VARIANTS = {  # profile name -> keys changed from the F1TENTH profile
     'f1tenth': {},
     'f1tenth_ks': {'model': 'ks', 'integrator': 'euler'},
-    'f1tenth_std': {'model': 'std', 'integrator': 'rk4', 'physics_rate_hz': 1000.0},
+    'f1tenth_std': {'model': 'std', 'integrator': 'rk4', 'physics_rate_hz': 1000.0,
+                    'Sensors': 'extra'},
 }
 
 
@@ -30,8 +35,11 @@ def write_profiles(folder: Path) -> dict[str, str]:
                           .read_text())
     paths = {}
     for name, changes in VARIANTS.items():
+        profile = {**base, **changes}
+        if changes.get('Sensors') == 'extra':
+            profile['Sensors'] = {**base['Sensors'], **EXTRA_SENSORS}
         path = folder / f'{name}.yaml'
-        path.write_text(yaml.safe_dump({**base, **changes}))
+        path.write_text(yaml.safe_dump(profile))
         paths[name] = str(path)
     return paths
 

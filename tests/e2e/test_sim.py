@@ -143,3 +143,34 @@ def test_initialpose_resets_the_car(simulation, probe_factory) -> None:
         return math.hypot(p.x - start.x, p.y - start.y) < 1e-6 and \
             abs(odom.pose.pose.orientation.z) < 1e-9
     assert probe.spin_until(at_target, 30.0), sim.log
+
+
+def test_load_track_switches_the_running_simulation(simulation, probe_factory,
+                                                    shared_tracks) -> None:
+    from arsim_core.track import load_track
+    from arsim_msgs.srv import LoadTrack
+
+    sim = simulation()
+    probe = probe_factory(sim.domain_id)
+    rec = Recorder(probe, {'/ego_racecar/odom': (Odometry, 10), '/clock': (Clock, 10)})
+    assert probe.spin_until(lambda: rec['/ego_racecar/odom'], STARTUP_S), sim.log
+    client = probe.node.create_client(LoadTrack, '/arsim/load_track')
+    assert client.wait_for_service(timeout_sec=10.0)
+
+    future = client.call_async(LoadTrack.Request(track=str(shared_tracks / 'nope.csv')))
+    assert probe.spin_until(future.done, 30.0) and not future.result().success
+    assert 'nope.csv' in future.result().message
+
+    spielberg = shared_tracks / 'f1tenth_racetracks' / 'Spielberg' / 'Spielberg_map.yaml'
+    future = client.call_async(LoadTrack.Request(track=str(spielberg)))
+    assert probe.spin_until(future.done, 60.0) and future.result().success, \
+        future.result().message
+    x, y, _ = load_track(spielberg).start_pose
+
+    def at_new_start() -> bool:
+        p = rec['/ego_racecar/odom'][-1].pose.pose.position
+        return math.hypot(p.x - x, p.y - y) < 1e-3
+    assert probe.spin_until(at_new_start, 60.0), sim.log
+    assert 'track switched to' in sim.log
+    count = len(rec['/clock'])
+    assert probe.spin_until(lambda: len(rec['/clock']) > count + 40, 30.0)  # still running

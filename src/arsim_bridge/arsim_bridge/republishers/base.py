@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 
@@ -62,10 +61,6 @@ class Republisher(Protocol):
     def publish(self, frame: CarFrame) -> None: ...
 
     def static_transforms(self) -> list[TransformStamped]: ...
-
-
-def to_time(ns: int) -> Time:
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 def static_transform(parent: str, child: str, mount: Mount) -> TransformStamped:

@@ -14,13 +14,13 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import String
 
 from arsim_bridge import qos
+from arsim_bridge.common import to_time
 from arsim_bridge.republishers.base import (
     CarFrame,
     SensorContext,
     byte_array,
     mount_transforms,
     static_transform,
-    to_time,
 )
 from arsim_core.config.sensors import CameraSpec, Mount
 from arsim_core.sensors.labels import legend_json

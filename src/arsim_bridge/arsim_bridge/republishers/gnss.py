@@ -9,7 +9,8 @@ import numpy as np
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from arsim_bridge import qos
-from arsim_bridge.republishers.base import CarFrame, SensorContext, mount_transforms, to_time
+from arsim_bridge.common import to_time
+from arsim_bridge.republishers.base import CarFrame, SensorContext, mount_transforms
 from arsim_core.config.sensors import GnssSpec
 from arsim_core.sensors.geodesy import enu_to_geodetic
 

@@ -9,7 +9,8 @@ import numpy as np
 from sensor_msgs.msg import Imu
 
 from arsim_bridge import qos
-from arsim_bridge.republishers.base import CarFrame, SensorContext, mount_transforms, to_time
+from arsim_bridge.common import to_time
+from arsim_bridge.republishers.base import CarFrame, SensorContext, mount_transforms
 from arsim_core.config.sensors import ImuSpec
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors.kinematics import body_acceleration, specific_force

@@ -9,12 +9,12 @@ import numpy as np
 from sensor_msgs.msg import LaserScan, PointCloud2, PointField
 
 from arsim_bridge import qos
+from arsim_bridge.common import to_time
 from arsim_bridge.republishers.base import (
     CarFrame,
     SensorContext,
     float_array,
     mount_transforms,
-    to_time,
 )
 from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
 from arsim_core.sensors import beams, cloud

@@ -9,7 +9,8 @@ import numpy as np
 from nav_msgs.msg import Odometry
 
 from arsim_bridge import qos
-from arsim_bridge.republishers.base import CarFrame, SensorContext, to_time
+from arsim_bridge.common import to_time
+from arsim_bridge.republishers.base import CarFrame, SensorContext
 from arsim_core.config.sensors import WheelOdometrySpec
 from arsim_core.geometry import yaw_to_quaternion
 from arsim_core.sensors.kinematics import WheelOdometry

@@ -64,6 +64,39 @@ def ros_env(domain_id: int) -> dict[str, str]:
     return env
 
 
+class LoggedProcess:
+    """A child process whose output goes to a log file that tests read while it runs."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path,
+                 **popen: Any) -> None:
+        self.log_path = log_path
+        self._log = log_path.open('wb')
+        self.process = subprocess.Popen(args, env=env, stdout=self._log,
+                                        stderr=subprocess.STDOUT, **popen)
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors='replace')
+
+    def wait_for_log(self, text: str, timeout_s: float) -> bool:
+        """Whether ``text`` appears in the log before the timeout or the process's end."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if text in self.log:
+                return True
+            if self.process.poll() is not None:
+                return text in self.log
+            time.sleep(0.1)
+        return False
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0,
+             kill: Callable[[], None] | None = None) -> int:
+        """Stop as ``stop_process`` does, then close the log."""
+        code = stop_process(self.process, sig, timeout_s, kill)
+        self._log.close()
+        return code
+
+
 class Simulation:
     """``python3 -m arsim_launch.sim`` with a settings file derived from the default one."""
 
@@ -90,28 +123,23 @@ class Simulation:
         self.arguments = arguments
         self.env = ros_env(self.domain_id)
         self.log_path = workdir / 'sim.log'
-        self.process: subprocess.Popen | None = None
+        self.launch: LoggedProcess | None = None
 
     def start(self) -> None:
-        self._log = self.log_path.open('wb')
-        self.process = subprocess.Popen(
+        self.launch = LoggedProcess(
             [sys.executable, '-m', 'arsim_launch.sim', f'config:={self.settings_file}',
-             *self.arguments], env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+             *self.arguments], self.env, self.log_path, start_new_session=True)
+
+    @property
+    def process(self) -> subprocess.Popen:
+        return self.launch.process
 
     @property
     def log(self) -> str:
-        return self.log_path.read_text(errors='replace')
+        return self.launch.log
 
     def wait_for_log(self, text: str, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if text in self.log:
-                return True
-            if self.process.poll() is not None:
-                return text in self.log
-            time.sleep(0.1)
-        return False
+        return self.launch.wait_for_log(text, timeout_s)
 
     def session_processes(self) -> list[int]:
         """PIDs still alive in the simulation's session (the runner and all it started)."""
@@ -129,17 +157,11 @@ class Simulation:
         return pids
 
     def stop(self, timeout_s: float = 20.0) -> int:
-        if self.process is None:
+        """Ctrl-C to the runner; the whole session is killed if it does not end in time."""
+        if self.launch is None:
             return 0
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self._log.close()
-        return self.process.returncode
+        return self.launch.stop(signal.SIGINT, timeout_s,
+                                kill=lambda: os.killpg(self.process.pid, signal.SIGKILL))
 
 
 class Probe:
@@ -175,11 +197,14 @@ def driver_process(script: Path, domain_id: int, *args: str) -> subprocess.Popen
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def stop_process(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL if the process has not ended within ``timeout_s``."""
-    process.terminate()
-    try:
-        process.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def stop_process(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 10.0,
+                 kill: Callable[[], None] | None = None) -> int:
+    """``sig``, then ``kill`` (SIGKILL by default) if the process outlives ``timeout_s``."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            (kill or process.kill)()
+            process.wait()
+    return process.returncode

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simharness import Probe, allocate_domain, installed_resources, ros_env
+from simharness import LoggedProcess, Probe, allocate_domain, installed_resources, ros_env
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
@@ -53,33 +51,20 @@ class DescriptionProcess:
         spec = description_spec(self.car, settings, resources, overrides)
         spec = dataclasses.replace(spec, parameters={**spec.parameters, 'car': car_parameter})
         self.domain_id = allocate_domain()
-        self.log_path = workdir / 'description.log'
-        self._log = self.log_path.open('wb')
-        self.process = subprocess.Popen(command(spec, workdir), env=ros_env(self.domain_id),
-                                        stdout=self._log, stderr=subprocess.STDOUT)
+        self.node = LoggedProcess(command(spec, workdir), ros_env(self.domain_id),
+                                  workdir / 'description.log')
+        self.process = self.node.process
 
     @property
     def log(self) -> str:
-        return self.log_path.read_text(errors='replace')
+        return self.node.log
 
     def wait_for_log(self, text: str, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if text in self.log or self.process.poll() is not None:
-                break
-            time.sleep(0.1)
-        return text in self.log
+        return self.node.wait_for_log(text, timeout_s)
 
     def stop(self) -> None:
         """Ctrl-C as the runner sends it; killed if it has not ended after the runner's grace."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
+        self.node.stop(signal.SIGINT, STOP_GRACE_S)
 
 
 @pytest.fixture

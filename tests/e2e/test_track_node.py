@@ -7,7 +7,7 @@ that the load_track service switches to real tracks, and that bad requests chang
 from __future__ import annotations
 
 import math
-import subprocess
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +19,7 @@ import simharness
 from nav_msgs.msg import OccupancyGrid
 from nav_msgs.msg import Path as PathMsg
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simharness import Probe, installed_resources, ros_env
+from simharness import LoggedProcess, Probe, installed_resources, ros_env
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arsim_core.config.scenario import load_scenario
@@ -54,10 +54,9 @@ class TrackLoader:
                     if n.name == 'track_loader')
         args = command(spec, workdir)
         self.domain_id = simharness.allocate_domain()
-        self.log_path = workdir / 'track_loader.log'
-        self._log = self.log_path.open('wb')
-        self.process = subprocess.Popen(args, env=ros_env(self.domain_id), stdout=self._log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.node = LoggedProcess(args, ros_env(self.domain_id), workdir / 'track_loader.log',
+                                  start_new_session=True)
+        self.process = self.node.process
         self.probe = Probe(self.domain_id, 'track_probe')
         self.received: dict[str, list] = {}
         for topic in self.topics:
@@ -67,7 +66,7 @@ class TrackLoader:
 
     @property
     def log(self) -> str:
-        return self.log_path.read_text(errors='replace')
+        return self.node.log
 
     def subscribe(self, topic: str) -> list:
         """A new latched subscription to ``topic``: what a node starting now would get."""
@@ -89,14 +88,7 @@ class TrackLoader:
 
     def close(self) -> None:
         self.probe.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
+        self.node.stop(signal.SIGTERM)
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
-"""Fixtures shared by the whole suite: paths, free ports and running simulations."""
+"""Fixtures shared by the whole suite: paths, free ports, a backend and running simulations."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 from simharness import Simulation, free_port, installed_resources  # noqa: E402
+
+from arsim_core.backend.client import BackendClient  # noqa: E402
 
 REPO = TESTS.parent
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -28,6 +32,19 @@ def shared_tracks() -> Path:
     if not SHARED_TRACKS.is_dir():
         pytest.skip(f'real track data not found at {SHARED_TRACKS}')
     return SHARED_TRACKS
+
+
+@pytest.fixture
+def backend() -> Iterator[BackendClient]:
+    """The embedded backend as its own process, on a real socket."""
+    address = f'tcp://127.0.0.1:{free_port()}'
+    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
+                                '--address', address])
+    client = BackendClient(address, timeout_s=30.0)
+    yield client
+    client.close()
+    process.terminate()
+    assert process.wait(10) == 0
 
 
 @pytest.fixture

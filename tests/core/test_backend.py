@@ -4,8 +4,6 @@ bad requests without crashing."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -31,18 +29,6 @@ def box_room(half: float = 5.0, height: float = 1.0) -> tuple[np.ndarray, np.nda
 LIDAR = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0, 'mount': [0.5, 0, 0.2, 0, 0, 0],
          'beams': 360, 'angle_min': -math.pi, 'angle_increment': 2 * math.pi / 360,
          'range_min': 0.1, 'range_max': 30.0, 'noise_std': 0.0}
-
-
-@pytest.fixture
-def backend():
-    address = f'tcp://127.0.0.1:{free_port()}'
-    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
-                                '--address', address])
-    client = BackendClient(address, timeout_s=10.0)
-    yield client
-    client.close()
-    process.terminate()
-    assert process.wait(10) == 0
 
 
 def initial_settings(client: BackendClient) -> protocol.Message:

@@ -1,18 +1,15 @@
-"""Fixtures of the sensor tests: car profiles with chosen sensors, and a running backend."""
+"""Fixtures of the sensor tests: car profiles with chosen sensors (the backend fixture is
+shared, in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from simharness import free_port
-
-from arsim_core.backend.client import BackendClient
 
 SENSOR_TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SENSOR_TESTS))
@@ -29,16 +26,3 @@ def write_profile(tmp_path: Path, repo_root: Path) -> Callable[[dict[str, Any]],
         return path
 
     return write
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendClient]:
-    """The embedded backend as its own process, on a real socket."""
-    address = f'tcp://127.0.0.1:{free_port()}'
-    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
-                                '--address', address])
-    client = BackendClient(address, timeout_s=30.0)
-    yield client
-    client.close()
-    process.terminate()
-    assert process.wait(10) == 0

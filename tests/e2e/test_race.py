@@ -153,7 +153,8 @@ def test_staged_crashes_follow_the_response_mode(simulation, response: str) -> N
             return all(odoms[car['name']] and math.dist(position(odoms[car['name']][-1]),
                                                         car['pose'][:2]) < 1e-3
                        for car in CRASH_CARS)
-        assert probe.spin_until(back_at_start, 30.0), 'reset_cars puts every car at its start'
+        assert probe.spin_until(back_at_start, 30.0), \
+            f'reset_cars puts every car at its start: {[position(o[-1]) for o in odoms.values()]}'
     finally:
         probe.close()
 

@@ -44,6 +44,7 @@ class Bridge(Node):
         self.track_changed = False
         self.time_ns = 0
         self.states: dict[str, CarState] = {}
+        self.car_names = {car.name for car in self.scenario.cars}
         self.commanded: set[str] = set()  # cars whose driver spoke since their last data
         self.silent_drivers: set[str] = set()  # not waited for until they speak again
         self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
@@ -78,7 +79,7 @@ class Bridge(Node):
         return response
 
     def on_state(self, msg: CarState) -> None:
-        if msg.car_id in self.states or any(c.name == msg.car_id for c in self.scenario.cars):
+        if msg.car_id in self.car_names:
             self.states[msg.car_id] = msg
 
     def on_command(self, car: str, _msg: object) -> None:

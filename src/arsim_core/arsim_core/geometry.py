@@ -47,8 +47,3 @@ def relative_pose(origin: tuple[float, float, float],
     yaw = math.atan2(math.sin(pose[2] - oyaw), math.cos(pose[2] - oyaw))
     return c * dx + s * dy, -s * dx + c * dy, yaw
 
-
-def pose_behind(pose: tuple[float, float, float], distance: float) -> tuple[float, float, float]:
-    """The pose ``distance`` metres behind ``pose`` along its heading (a starting grid slot)."""
-    x, y, yaw = pose
-    return x - distance * math.cos(yaw), y - distance * math.sin(yaw), yaw

@@ -78,7 +78,6 @@ class UnicycleDynamics(Node):
         self.fixed_start: Pose2D | None = (start[0], start[1], start[2]) \
             if len(start) == 3 else None
         self.start = self.fixed_start
-        self.track: str | None = None
         self.pose: Pose2D = (0.0, 0.0, 0.0)
         self.speed = 0.0
         self.steering = 0.0
@@ -102,14 +101,10 @@ class UnicycleDynamics(Node):
             self.speed, self.steering = msg.drive.speed, msg.drive.steering_angle
 
     def on_track(self, msg: TrackGeometry) -> None:
-        """The start pose comes with the track; a new track at run time restarts the car."""
-        switched = self.track is not None and msg.name != self.track
-        self.track = msg.name
+        """The start pose comes with the track (the bridge moves the car on a switch)."""
         if self.fixed_start is None:
             self.start = (msg.start_pose.position.x, msg.start_pose.position.y,
                           yaw_of(msg.start_pose))
-        if switched:
-            self.pending = (self.start, 0.0)
 
     def on_reset(self, msg: CarReset) -> None:
         if msg.to_start:

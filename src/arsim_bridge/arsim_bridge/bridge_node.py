@@ -72,6 +72,10 @@ class Bridge(Node):
             response.success = False
             response.message = f'unknown car(s) {unknown}; the cars are {known}'
             return response
+        if self.referee.world is None:
+            response.success = False
+            response.message = 'no track yet; the simulation is still starting'
+            return response
         cars = list(request.cars) or known
         self.referee.reset_to_start(cars, self.time_ns)
         response.success = True
@@ -226,11 +230,16 @@ class Stepper:
             step += 1
 
     def _switch_track(self, step: int, now: int) -> None:
-        """Hand a new track to the backend; the dynamics nodes move their cars themselves."""
+        """Hand a new track to the backend and the referee, and every car to its new start.
+
+        The cars move in the frame the referee starts judging them on the new track, so no car
+        is ever judged against the walls of the other one.
+        """
         self.bridge.track_changed = False
         self.client.request(protocol.TRACK, step, now, {'track': {'name': self.bridge.track.name}},
                             self._track_arrays())
         self.bridge.referee.set_track(self.bridge.track)
+        self.bridge.referee.reset_to_start([car.name for car in self.scenario.cars], now)
         self.log.info(f'track switched to {self.bridge.track.name!r}')
 
     def _wait_for_drivers(self, scanned: set[str], now: int) -> None:

@@ -41,7 +41,6 @@ class DynamicsNode(Node):
         self.scenario = scenario
         self.world_frame = scenario.topic_map.world_frame
         self.start_pose = self.car.pose
-        self.track_name: str | None = None
         self.time_ns: int | None = None
         self.pending_reset: tuple[float, float, float, float] | None = None
 
@@ -60,13 +59,10 @@ class DynamicsNode(Node):
         self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
 
     def on_track(self, msg: TrackGeometry) -> None:
-        """Take the start pose from the track; a new track at run time resets the car."""
+        """Take the start pose from the track. On a switch at run time the bridge moves the
+        car, in the frame its referee moves to the new track."""
         start = (msg.start_pose.position.x, msg.start_pose.position.y, yaw_of(msg.start_pose))
-        switched = self.track_name is not None and msg.name != self.track_name
-        self.track_name = msg.name
         self.start_pose = start_poses(self.scenario.cars, start)[self.car.name]
-        if switched:
-            self.pending_reset = (*self.start_pose, 0.0)
 
     def on_clock(self, msg: Clock) -> None:
         now = to_ns(msg.clock)

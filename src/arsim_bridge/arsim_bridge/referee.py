@@ -1,7 +1,9 @@
 """The referee: finds collisions each frame, reports them and applies the scene's response.
 
 Runs inside the bridge, between "every car reached frame k" and "/clock moves to k+1", so a
-reset it sends is applied by the dynamics node in the very next frame.
+reset it sends is applied by the dynamics node in the very next frame. It also places the cars
+at their start poses (reset service, track switch): only the latest reset a node receives before
+a frame counts, so placing and collision resets must come from one place that knows which wins.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from geometry_msgs.msg import Pose
 from rclpy.node import Node
 
 from arsim_bridge import qos
-from arsim_bridge.common import to_time, yaw_of
+from arsim_bridge.common import pose_2d, to_time, yaw_of
 from arsim_core.config.scenario import Scenario
-from arsim_core.race import BARRIER, CollisionWorld, footprint_polygon
+from arsim_core.race import BARRIER, CollisionWorld, footprint_polygon, start_poses
 from arsim_msgs.msg import CarReset, CarState, SimEvent, TrackGeometry
 
 BOUNCE_RESTITUTION = 0.5  # share of the speed a car keeps, reversed, after a bounce
@@ -25,6 +27,7 @@ class Referee:
         self.scenario = scenario
         self.world: CollisionWorld | None = None
         self.free_pose: dict[str, Pose] = {}  # last pose of each car without contact
+        self.start_pose: dict[str, Pose] = {}
         self.in_contact: set[tuple[str, str]] = set()
         self.event_pub = node.create_publisher(SimEvent, scenario.topic_map.event_topic,
                                                qos.STREAM)
@@ -39,6 +42,10 @@ class Referee:
         self.world = CollisionWorld(vertices, triangles, labels)
         self.free_pose.clear()
         self.in_contact.clear()
+        track_start = (track.start_pose.position.x, track.start_pose.position.y,
+                       yaw_of(track.start_pose))
+        self.start_pose = {name: pose_2d(*pose) for name, pose
+                           in start_poses(self.scenario.cars, track_start).items()}
 
     def judge(self, states: dict[str, CarState], now: int) -> None:
         """Report new contacts and send resets according to the collision response."""
@@ -77,7 +84,11 @@ class Referee:
         self.reset_pubs[car].publish(msg)
 
     def reset_to_start(self, cars: list[str], now: int) -> None:
+        """Send ``cars`` to their start poses on the current track, at rest.
+
+        Their last free poses are forgotten, so a contact seen before the reset lands cannot
+        send a car back there: the start pose is the last reset its node receives.
+        """
         for car in cars:
-            msg = CarReset(car_id=car, to_start=True)
-            msg.header.stamp = to_time(now)
-            self.reset_pubs[car].publish(msg)
+            self.free_pose.pop(car, None)
+            self._reset(car, self.start_pose[car], 0.0, now)

@@ -132,3 +132,18 @@ def test_any_subset_of_outputs_renders(camera_backend, outputs: list[str]) -> No
     initial_settings(camera_backend, [{**CAMERA, 'outputs': outputs}])
     reply = update(camera_backend, 1, PERIOD, {'ego': [CAM_X, 0, 0, 0, 0, 0]}, ['cam'])
     assert sorted(reply.arrays) == sorted(f'ego/cam/{o}' for o in outputs)
+
+
+def test_a_colour_only_camera_draws_the_same_image_as_one_with_every_output(
+        camera_backend) -> None:
+    looking_up = {**CAMERA, 'mount': [0, 0, CAM_Z, 0, -0.5, 0]}  # sky in the upper half
+    full = render(camera_backend, camera=looking_up)
+    initial_settings(camera_backend, [{**looking_up, 'outputs': ['rgb']}],
+                     split_label=labels.CONE_BLUE)
+    reply = update(camera_backend, 1, PERIOD, {'ego': [CAM_X, 0, 0, 0, 0, 0]}, ['cam'])
+    rgb = reply.arrays['ego/cam/rgb']
+    sky = full['semantic'] == labels.NONE
+    assert 0.1 < sky.mean() < 0.9
+    assert np.array_equal(rgb, full['rgb'])
+    expected_sky = np.round(np.array(labels.SKY_COLOR) * 255)
+    assert np.abs(rgb[sky].astype(float) - expected_sky).max() <= 1.0

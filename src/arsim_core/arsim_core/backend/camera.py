@@ -133,7 +133,8 @@ class RayRenderer:
         shape = (view.height, view.width)
         if 'rgb' in view.outputs:
             base = np.asarray(labels.color_table() + [labels.SKY_COLOR], np.float32)
-            color = base[np.where(missed, 256, hits.label)] * np.where(
+            row = np.where(missed, 256, hits.label.astype(np.intp))  # 256 overflows uint8
+            color = base[row] * np.where(
                 missed, 1.0, 0.45 + 0.55 * hits.cosine)[:, None]
             if view.color_noise > 0.0:
                 color = color + self._rng.standard_normal(color.shape, np.float32) \

@@ -100,3 +100,19 @@ def test_a_silent_backend_is_reported_with_its_address() -> None:
     with pytest.raises(BackendUnavailableError, match=address):
         client.request(protocol.UPDATE, 1, 0)
     client.close()
+
+
+def test_a_request_sent_ahead_is_answered_once_and_in_order(backend: BackendClient) -> None:
+    initial_settings(backend)
+    with pytest.raises(ProtocolError, match='no request awaits'):
+        backend.receive()
+    update = {'cars': [{'id': 'ego', 'pose': [0, 0, 0, 0, 0, 0]}],
+              'render': [{'car': 'ego', 'sensor': 'scan'}]}
+    backend.send(protocol.UPDATE, 1, 25_000_000, update)
+    assert backend.awaiting_reply
+    with pytest.raises(ProtocolError, match='awaits its reply'):
+        backend.send(protocol.UPDATE, 2, 50_000_000, update)
+    reply = backend.receive()
+    assert (reply.step, reply.time_ns) == (1, 25_000_000) and not backend.awaiting_reply
+    assert reply.arrays['ego/scan'].shape == (360,)
+    assert backend.request(protocol.UPDATE, 2, 50_000_000, update).step == 2

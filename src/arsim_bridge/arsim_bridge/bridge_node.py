@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import rclpy
@@ -95,6 +96,15 @@ class Bridge(Node):
         self.clock_pub.publish(Clock(clock=to_time(time_ns)))
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """A frame the backend is rendering: its time, the car states it shows, the cars scanned."""
+
+    time_ns: int
+    states: dict[str, CarState]
+    scanned: set[str]
+
+
 class Stepper:
     """The lockstep loop: clock -> car states -> backend render -> sensor fan-out."""
 
@@ -116,6 +126,7 @@ class Stepper:
                    f'(is another simulation running?)')
             raise ArsimError(msg) from exc
         self.subscribed: set[bytes] = set()
+        self.in_flight: InFlight | None = None
         frame_rate = self.scenario.frame_rate_hz
         # Only what the backend renders is requested; IMU, GNSS and odometry are computed by
         # the republishers from the car state every frame carries.
@@ -196,8 +207,9 @@ class Stepper:
         return self.subscribed
 
     def loop(self) -> None:
-        """Pipelined: once every car has reached frame k, /clock moves on to k+1, so the
-        dynamics nodes integrate the next frame while the backend renders this one."""
+        """Pipelined twice: once every car has reached frame k, /clock moves on to k+1, so the
+        dynamics nodes integrate the next frame while the backend renders this one; and while
+        the backend renders frame k, the bridge already collects and judges frame k+1."""
         period = self.scenario.frame_period_ns
         rtf = self.scenario.real_time_factor
         timeout = self.scenario.backend.timeout_s
@@ -217,12 +229,11 @@ class Stepper:
                     time.sleep(delay)
             states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
             self.bridge.referee.judge(states, now)
+            self._deliver()
             if self.bridge.track_changed:
                 self._switch_track(step, now)
             self.bridge.publish_clock(now + period)
-            scanned = self._render(step, now, states)
-            if self.scenario.wait_for_drivers:
-                self._wait_for_drivers(scanned, now)
+            self._request_render(step, now, states)
             if time.monotonic() >= status_at:
                 status_at += STATUS_PERIOD_S
                 self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
@@ -260,29 +271,41 @@ class Stepper:
                           f't={now / 1e9:.3f} s; running on without waiting for them',
                           throttle_duration_sec=10.0)
 
-    def _render(self, step: int, now: int, states: dict[str, CarState]) -> set[str]:
-        """Render the sensors due at ``step`` and fan them out; returns the cars served."""
+    def _request_render(self, step: int, now: int, states: dict[str, CarState]) -> None:
+        """Ask the backend for frame ``step`` with the sensors due then; ``_deliver`` fans it
+        out once the next frame's car states are in."""
         cars = [{'id': name, 'pose': [s.pose.position.x, s.pose.position.y, s.pose.position.z,
                                       0.0, 0.0, yaw_of(s.pose)]}
                 for name, s in states.items()]
         render = [{'car': car, 'sensor': sensor} for (car, sensor), every
                   in self.due_every.items() if step % every == 0]
-        reply = self.client.request(protocol.UPDATE, step, now, {'cars': cars, 'render': render})
+        self.client.send(protocol.UPDATE, step, now, {'cars': cars, 'render': render})
+        self.in_flight = InFlight(now, states, {r['car'] for r in render})
+
+    def _deliver(self) -> None:
+        """Fan the frame the backend is rendering out to the republishers and, if the scenario
+        asks for it, wait for the drivers of the cars that got sensor data."""
+        if self.in_flight is None:
+            return
+        reply = self.client.receive()
+        frame, self.in_flight = self.in_flight, None
         self.bridge.commanded.clear()  # what counts as an answer arrives after this data
         meta = protocol.frame_meta(reply)
         self._drain_subscriptions()
-        for name, s in states.items():
+        for name, s in frame.states.items():
             names = [n for n, m in meta.items() if m.get('car') == name]
             state = {'pose': [s.pose.position.x, s.pose.position.y, yaw_of(s.pose)],
                      'twist': [s.twist.linear.x, s.twist.linear.y, s.twist.angular.z],
                      'accel': [s.accel.linear.x, s.accel.linear.y],
                      'steering_angle': s.steering_angle}
             self.fanout.send_multipart(
-                encode_car_frame(name, step, now, state, {n: reply.arrays[n] for n in names},
+                encode_car_frame(name, reply.step, frame.time_ns, state,
+                                 {n: reply.arrays[n] for n in names},
                                  {n: {k: v for k, v in meta[n].items()
                                       if k not in ('name', 'dtype', 'shape')} for n in names}),
                 copy=False)
-        return {r['car'] for r in render}
+        if self.scenario.wait_for_drivers:
+            self._wait_for_drivers(frame.scanned, frame.time_ns)
 
     def close(self) -> None:
         self.client.close()

@@ -22,18 +22,41 @@ class BackendClient:
         self._socket = self._context.socket(zmq.REQ)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.connect(address)
+        self._pending: tuple[str, int, int] | None = None  # (topic, step, time) sent, unanswered
 
     def request(self, topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
                 arrays: Mapping[str, np.ndarray] | None = None,
                 timeout_ms: int | None = None) -> protocol.Message:
         """Send one request and wait for its reply, which must echo the step and time."""
+        self.send(topic, step, time_ns, body, arrays)
+        return self.receive(timeout_ms)
+
+    def send(self, topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
+             arrays: Mapping[str, np.ndarray] | None = None) -> None:
+        """Send a request without waiting, so the caller can work while the backend does;
+        ``receive`` collects the reply."""
+        if self._pending is not None:
+            msg = f'{topic} of step {step} sent while {self._pending[0]} awaits its reply'
+            raise ProtocolError(msg)
         self._socket.send_multipart(protocol.encode(topic, step, time_ns, body, arrays),
                                     copy=False)
+        self._pending = (topic, step, time_ns)
+
+    @property
+    def awaiting_reply(self) -> bool:
+        return self._pending is not None
+
+    def receive(self, timeout_ms: int | None = None) -> protocol.Message:
+        """The reply to the request sent last; it must echo that request's step and time."""
+        if self._pending is None:
+            raise ProtocolError('no request awaits a reply')
+        topic, step, time_ns = self._pending
         wait = self.timeout_ms if timeout_ms is None else timeout_ms
         if not self._socket.poll(wait):
             msg = (f'backend at {self.address} did not answer {topic} of step {step} within '
                    f'{wait / 1000:.1f} s; it has stopped or is not running')
             raise BackendUnavailableError(msg)
+        self._pending = None
         reply = protocol.decode(self._socket.recv_multipart(copy=False))
         if reply.topic == protocol.ERROR:
             msg = f'backend at {self.address} refused {topic}: {reply.header.get("error")}'

@@ -153,3 +153,20 @@ def test_computed_sensors_are_ignored_by_the_backend(backend) -> None:
     assert [s['sensor'] for s in ready.header['sensors']] == ['os']
     reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['imu', 'os'])
     assert set(reply.arrays) == {'ego/os', 'ego/os/intensity', 'ego/os/reflectivity'}
+
+
+def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(backend) -> None:
+    footprints = {'ego': [0.6, 0.4, 1.0], 'rival': [0.6, 0.4, 1.0]}
+    initial_settings(backend, [LIDAR3D], footprints, frame_period_ns=PERIOD // 2,
+                     others=('rival',))
+    ego = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    update(backend, 1, PERIOD // 2, {'ego': ego, 'rival': [0.0, 2.0, 0.0, 0.0, 0.0, 0.0]}, [])
+    ranges = update(backend, 2, PERIOD, {'ego': ego, 'rival': [0.0, -2.0, 0.0, 0.0, 0.0, 0.0]},
+                    ['os']).arrays['ego/os']
+    directions = beams.spinning_directions(math.pi, -2 * math.pi / 256, 256, ELEVATIONS)
+    level, left, right = 7, 64, 192  # azimuth +90 deg at 12.5 ms, -90 deg at 37.5 ms
+    # left is measured during the first frame (rival on the left, its side face at y = 1.8),
+    # right during the second (rival on the right); each sees nothing but walls otherwise
+    assert ranges[level, left] == pytest.approx(1.8 / directions[level, left, 1], abs=1e-3)
+    assert ranges[level, right] == pytest.approx(-1.8 / directions[level, right, 1], abs=1e-3)
+    assert ranges[level, 0] > 4.0 and ranges[level, 128] > 4.0  # behind and ahead: walls

@@ -165,7 +165,7 @@ class Lidar3D:
         return max(0, (time_ns // self.period_ns - 1) * self.period_ns)
 
     def render(self, ctx: Context) -> Rendered:
-        world, timeline = ctx.world, ctx.timeline
+        timeline = ctx.timeline
         start = self.revolution_start(ctx.time_ns)
         times = start + self.column_offsets_ns
         poses = timeline.pose_at(self.car, times)
@@ -175,26 +175,32 @@ class Lidar3D:
         # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
         directions = np.matmul(sensor_rotation, self.local_directions.transpose(1, 2, 0)) \
             .transpose(2, 0, 1).astype(np.float32)
-        channels, columns = self.local_directions.shape[:2]
         frames = timeline.frame_after(times)
-        distance = np.empty((channels, columns), np.float32)
-        label = np.empty((channels, columns), np.uint8)
-        cosine = np.empty((channels, columns), np.float32)
-        for frame in np.unique(frames):
-            cols = np.flatnonzero(frames == frame)
-            whole = len(cols) == columns
-            rays = directions if whole else directions[:, cols]
-            ray_origins = np.broadcast_to(origins[None, :, :] if whole else
-                                          origins[None, cols, :], rays.shape)
-            hits = world.cast(ray_origins.reshape(-1, 3), rays.reshape(-1, 3),
-                              self.model.range_max,
-                              world.obstacles(self.car, timeline.poses(int(frame)),
-                                              int(timeline.times[frame])))
-            shape = (channels, len(cols))
-            distance[:, cols] = hits.distance.reshape(shape)
-            label[:, cols] = hits.label.reshape(shape)
-            cosine[:, cols] = hits.cosine.reshape(shape)
-        returns = self.model.measure(Hits(distance, label, cosine))
+        parts = [self._cast(ctx, origins, directions, np.flatnonzero(frames == frame), frame)
+                 for frame in np.unique(frames)]
+        if len(parts) == 1:  # the usual case: the whole revolution within one frame
+            hits = parts[0][1]
+        else:
+            order = np.argsort(np.concatenate([cols for cols, _ in parts]))
+            hits = Hits(*(np.concatenate([getattr(h, f) for _, h in parts], axis=1)[:, order]
+                          for f in ('distance', 'label', 'cosine')))
+        returns = self.model.measure(hits)
         return Rendered(start, (Output('', returns.ranges, 'ranges'),
                                 Output('/intensity', returns.intensity, 'intensity'),
                                 Output('/reflectivity', returns.reflectivity, 'reflectivity')))
+
+    def _cast(self, ctx: Context, origins: np.ndarray, directions: np.ndarray,
+              cols: np.ndarray, frame: int) -> tuple[np.ndarray, Hits]:
+        """Cast the columns ``cols`` against the other cars as they were at ``frame``; the
+        hits are (channels, len(cols)) arrays."""
+        world, timeline = ctx.world, ctx.timeline
+        whole = len(cols) == directions.shape[1]
+        rays = directions if whole else directions[:, cols]
+        ray_origins = np.broadcast_to(origins[None, :, :] if whole else origins[None, cols, :],
+                                      rays.shape)
+        hits = world.cast(ray_origins.reshape(-1, 3), rays.reshape(-1, 3), self.model.range_max,
+                          world.obstacles(self.car, timeline.poses(int(frame)),
+                                          int(timeline.times[frame])))
+        shape = rays.shape[:2]
+        return cols, Hits(hits.distance.reshape(shape), hits.label.reshape(shape),
+                          hits.cosine.reshape(shape))

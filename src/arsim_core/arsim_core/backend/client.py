@@ -42,10 +42,6 @@ class BackendClient:
                                     copy=False)
         self._pending = (topic, step, time_ns)
 
-    @property
-    def awaiting_reply(self) -> bool:
-        return self._pending is not None
-
     def receive(self, timeout_ms: int | None = None) -> protocol.Message:
         """The reply to the request sent last; it must echo that request's step and time."""
         if self._pending is None:

@@ -3,9 +3,9 @@
 Measured on two cores without a GPU (Mesa llvmpipe): a noiseless 1024 x 760 colour image of
 an 8k-triangle track with read-back takes about 3 ms (4 ms of CPU), 5 ms with depth and class
 ids as well, against about 45 ms for the same image cast as Embree rays; on a machine with a
-GPU, EGL picks it up. One pass writes three targets: shaded colour
-(RGBA8), depth along the optical axis (R32F, metres, +inf where nothing is hit) and the class id
-(R8UI). The projection is ``Intrinsics.clip_matrix``, exactly the one CameraInfo publishes.
+GPU, EGL picks it up. One pass writes three targets: shaded colour (RGBA8), depth along the
+optical axis (R32F, metres, +inf where nothing is hit) and the class id (R8UI). The projection
+is ``Intrinsics.clip_matrix``, exactly the one CameraInfo publishes.
 """
 
 from __future__ import annotations

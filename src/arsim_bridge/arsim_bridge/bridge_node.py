@@ -21,7 +21,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
-from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time, yaw_of
+from arsim_bridge.common import declare_scenario, planar, run_node, to_ns, to_time, yaw_of
 from arsim_bridge.frames import car_topic, encode_car_frame
 from arsim_bridge.referee import Referee
 from arsim_core import protocol
@@ -294,7 +294,7 @@ class Stepper:
         self._drain_subscriptions()
         for name, s in frame.states.items():
             names = [n for n, m in meta.items() if m.get('car') == name]
-            state = {'pose': [s.pose.position.x, s.pose.position.y, yaw_of(s.pose)],
+            state = {'pose': list(planar(s.pose)),
                      'twist': [s.twist.linear.x, s.twist.linear.y, s.twist.angular.z],
                      'accel': [s.accel.linear.x, s.accel.linear.y],
                      'steering_angle': s.steering_angle}

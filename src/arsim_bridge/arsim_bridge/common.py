@@ -60,6 +60,11 @@ def yaw_of(pose: Pose) -> float:
     return quaternion_to_yaw(q.x, q.y, q.z, q.w)
 
 
+def planar(pose: Pose) -> tuple[float, float, float]:
+    """x, y and yaw of a pose: the inverse of ``pose_2d``."""
+    return pose.position.x, pose.position.y, yaw_of(pose)
+
+
 def finite(*values: float) -> bool:
     return all(math.isfinite(v) for v in values)
 

@@ -19,11 +19,11 @@ from arsim_bridge.common import (
     declare_car,
     declare_scenario,
     finite,
+    planar,
     pose_2d,
     run_node,
     to_ns,
     to_time,
-    yaw_of,
 )
 from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
 from arsim_core.race import start_poses
@@ -61,8 +61,7 @@ class DynamicsNode(Node):
     def on_track(self, msg: TrackGeometry) -> None:
         """Take the start pose from the track. On a switch at run time the bridge moves the
         car, in the frame its referee moves to the new track."""
-        start = (msg.start_pose.position.x, msg.start_pose.position.y, yaw_of(msg.start_pose))
-        self.start_pose = start_poses(self.scenario.cars, start)[self.car.name]
+        self.start_pose = start_poses(self.scenario.cars, planar(msg.start_pose))[self.car.name]
 
     def on_clock(self, msg: Clock) -> None:
         now = to_ns(msg.clock)
@@ -143,7 +142,7 @@ class DynamicsNode(Node):
             self.get_logger().warn(f'ignoring a pose in frame {frame!r}; expected '
                                    f'{self.world_frame!r}', throttle_duration_sec=WARN_PERIOD_S)
             return
-        target = (pose.position.x, pose.position.y, yaw_of(pose), speed)
+        target = (*planar(pose), speed)
         if not finite(*target):
             self.get_logger().warn('ignoring a non-finite pose',
                                    throttle_duration_sec=WARN_PERIOD_S)

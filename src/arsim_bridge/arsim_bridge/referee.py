@@ -13,7 +13,7 @@ from geometry_msgs.msg import Pose
 from rclpy.node import Node
 
 from arsim_bridge import qos
-from arsim_bridge.common import pose_2d, to_time, yaw_of
+from arsim_bridge.common import planar, pose_2d, to_time
 from arsim_core.config.scenario import Scenario
 from arsim_core.race import BARRIER, CollisionWorld, footprint_polygon, start_poses
 from arsim_msgs.msg import CarReset, CarState, SimEvent, TrackGeometry
@@ -42,18 +42,15 @@ class Referee:
         self.world = CollisionWorld(vertices, triangles, labels)
         self.free_pose.clear()
         self.in_contact.clear()
-        track_start = (track.start_pose.position.x, track.start_pose.position.y,
-                       yaw_of(track.start_pose))
         self.start_pose = {name: pose_2d(*pose) for name, pose
-                           in start_poses(self.scenario.cars, track_start).items()}
+                           in start_poses(self.scenario.cars, planar(track.start_pose)).items()}
 
     def judge(self, states: dict[str, CarState], now: int) -> None:
         """Report new contacts and send resets according to the collision response."""
         if self.world is None:
             return
         cars = {car.name: car for car in self.scenario.cars}
-        bodies = {name: footprint_polygon((s.pose.position.x, s.pose.position.y,
-                                           yaw_of(s.pose)), cars[name].profile.footprint)
+        bodies = {name: footprint_polygon(planar(s.pose), cars[name].profile.footprint)
                   for name, s in states.items()}
         response = self.scenario.collisions.response
         contacts = self.world.contacts(bodies, car_to_car=response != 'ghost')

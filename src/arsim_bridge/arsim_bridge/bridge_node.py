@@ -16,12 +16,19 @@ import numpy as np
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
-from arsim_bridge.common import declare_scenario, planar, run_node, to_ns, to_time, yaw_of
+from arsim_bridge.common import (
+    declare_scenario,
+    new_executor,
+    planar,
+    run_node,
+    to_ns,
+    to_time,
+    yaw_of,
+)
 from arsim_bridge.frames import car_topic, encode_car_frame
 from arsim_bridge.referee import Referee
 from arsim_core import protocol
@@ -112,7 +119,7 @@ class Stepper:
         self.bridge = bridge
         self.scenario = bridge.scenario
         self.log = bridge.get_logger()
-        self.executor = SingleThreadedExecutor()
+        self.executor = new_executor()
         self.executor.add_node(bridge)
         settings = self.scenario.backend
         self.client = BackendClient(settings.address, settings.timeout_s)

@@ -214,9 +214,9 @@ class Stepper:
         return self.subscribed
 
     def loop(self) -> None:
-        """Pipelined twice: once every car has reached frame k, /clock moves on to k+1, so the
-        dynamics nodes integrate the next frame while the backend renders this one; and while
-        the backend renders frame k, the bridge already collects and judges frame k+1."""
+        """Pipelined: the backend renders frame k while the bridge fans frame k-1 out, the
+        dynamics nodes integrate frame k+1 and the bridge collects and judges it. Drivers still
+        get frame k-1's data before /clock moves on to k+1."""
         period = self.scenario.frame_period_ns
         rtf = self.scenario.real_time_factor
         timeout = self.scenario.backend.timeout_s
@@ -236,11 +236,13 @@ class Stepper:
                     time.sleep(delay)
             states = {car.name: self.bridge.states[car.name] for car in self.scenario.cars}
             self.bridge.referee.judge(states, now)
-            self._deliver()
+            rendered = self._collect()
             if self.bridge.track_changed:
                 self._switch_track(step, now)
-            self.bridge.publish_clock(now + period)
             self._request_render(step, now, states)
+            if rendered is not None:
+                self._deliver(*rendered)
+            self.bridge.publish_clock(now + period)
             if time.monotonic() >= status_at:
                 status_at += STATUS_PERIOD_S
                 self.log.info(f'sim time {now / 1e9:.1f} s, real-time factor '
@@ -279,8 +281,8 @@ class Stepper:
                           throttle_duration_sec=10.0)
 
     def _request_render(self, step: int, now: int, states: dict[str, CarState]) -> None:
-        """Ask the backend for frame ``step`` with the sensors due then; ``_deliver`` fans it
-        out once the next frame's car states are in."""
+        """Ask the backend for frame ``step`` with the sensors due then; it is collected and
+        fanned out once the next frame's car states are in."""
         cars = [{'id': name, 'pose': [s.pose.position.x, s.pose.position.y, s.pose.position.z,
                                       0.0, 0.0, yaw_of(s.pose)]}
                 for name, s in states.items()]
@@ -289,13 +291,16 @@ class Stepper:
         self.client.send(protocol.UPDATE, step, now, {'cars': cars, 'render': render})
         self.in_flight = InFlight(now, states, {r['car'] for r in render})
 
-    def _deliver(self) -> None:
-        """Fan the frame the backend is rendering out to the republishers and, if the scenario
-        asks for it, wait for the drivers of the cars that got sensor data."""
+    def _collect(self) -> tuple[InFlight, protocol.Message] | None:
+        """The frame the backend has been rendering, with its reply; None before the first."""
         if self.in_flight is None:
-            return
-        reply = self.client.receive()
+            return None
         frame, self.in_flight = self.in_flight, None
+        return frame, self.client.receive()
+
+    def _deliver(self, frame: InFlight, reply: protocol.Message) -> None:
+        """Fan a rendered frame out to the republishers and, if the scenario asks for it, wait
+        for the drivers of the cars that got sensor data."""
         self.bridge.commanded.clear()  # what counts as an answer arrives after this data
         meta = protocol.frame_meta(reply)
         self._drain_subscriptions()

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.backend.raycast import check_origins
+
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
 _RTC_BUFFER_TYPE_INDEX = 0
 _RTC_BUFFER_TYPE_VERTEX = 1
@@ -113,7 +115,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
              tfar: float, distance: np.ndarray, primitive: np.ndarray) -> None:
         n = directions.shape[0]
-        shared_origin = origins.shape[0] == 1
+        m = origins.shape[0]
         packets = (n + 15) // 16
         chunks = (packets + _CHUNK_PACKETS - 1) // _CHUNK_PACKETS
         for chunk in range(chunks):
@@ -128,7 +130,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
                 for k in range(16):
                     i = base + k
                     if i < n:
-                        o = 0 if shared_origin else i
+                        o = i % m
                         valid[k] = -1
                         ray[k] = origins[o, 0]
                         ray[16 + k] = origins[o, 1]
@@ -202,10 +204,10 @@ class EmbreePacketRaycaster:
 
     def cast(self, origins: np.ndarray, directions: np.ndarray,
              max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
-        """Distance to the first hit within ``max_distance`` (inf otherwise) and the hit
-        triangle's index (-1). ``origins`` is (n, 3), or (1, 3) for one shared origin."""
+        """As ``Raycaster.cast``: ray i starts at ``origins[i % len(origins)]``."""
         origins = np.ascontiguousarray(origins, dtype=np.float32).reshape(-1, 3)
         directions = np.ascontiguousarray(directions, dtype=np.float32).reshape(-1, 3)
+        check_origins(len(origins), len(directions))
         distance = np.empty(len(directions), np.float32)
         primitive = np.empty(len(directions), np.int32)
         if len(directions):

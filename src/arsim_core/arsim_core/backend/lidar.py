@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.backend.frames import Context, Output, Rendered
-from arsim_core.backend.scene import Hits
+from arsim_core.backend.scene import Hits, Layer, nearer
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import beams
 from arsim_core.sensors.labels import reflectivity_table
@@ -170,37 +170,42 @@ class Lidar3D:
         times = start + self.column_offsets_ns
         poses = timeline.pose_at(self.car, times)
         car_rotation = _rotations(poses)
-        origins = poses[:, :3] + car_rotation @ self.mount_position
+        origins = (poses[:, :3] + car_rotation @ self.mount_position).astype(np.float32)
         sensor_rotation = car_rotation @ self.mount_rotation
         # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
         directions = np.matmul(sensor_rotation, self.local_directions.transpose(1, 2, 0)) \
-            .transpose(2, 0, 1).astype(np.float32)
+            .transpose(2, 0, 1).astype(np.float32, order='C')
+        world = ctx.world
+        # The track stands still: one cast for the whole revolution (each channel row cycles
+        # through the columns' origins). The other cars are cast per frame, each group of
+        # columns against the cars where they were at its frame.
+        hits = _shaped(world.track.cast(origins, directions.reshape(-1, 3),
+                                        self.model.range_max), directions.shape[:2])
         frames = timeline.frame_after(times)
-        parts = [self._cast(ctx, origins, directions, np.flatnonzero(frames == frame), frame)
-                 for frame in np.unique(frames)]
-        if len(parts) == 1:  # the usual case: the whole revolution within one frame
-            hits = parts[0][1]
-        else:
-            order = np.argsort(np.concatenate([cols for cols, _ in parts]))
-            hits = Hits(*(np.concatenate([getattr(h, f) for _, h in parts], axis=1)[:, order]
-                          for f in ('distance', 'label', 'cosine')))
+        for frame in np.unique(frames):
+            obstacles = world.obstacles(self.car, timeline.poses(int(frame)),
+                                        int(timeline.times[frame]))
+            if obstacles is not None:
+                self._occlude(hits, obstacles, origins, directions, frames == frame)
         returns = self.model.measure(hits)
         return Rendered(start, (Output('', returns.ranges, 'ranges'),
                                 Output('/intensity', returns.intensity, 'intensity'),
                                 Output('/reflectivity', returns.reflectivity, 'reflectivity')))
 
-    def _cast(self, ctx: Context, origins: np.ndarray, directions: np.ndarray,
-              cols: np.ndarray, frame: int) -> tuple[np.ndarray, Hits]:
-        """Cast the columns ``cols`` against the other cars as they were at ``frame``; the
-        hits are (channels, len(cols)) arrays."""
-        world, timeline = ctx.world, ctx.timeline
-        whole = len(cols) == directions.shape[1]
-        rays = directions if whole else directions[:, cols]
-        ray_origins = np.broadcast_to(origins[None, :, :] if whole else origins[None, cols, :],
-                                      rays.shape)
-        hits = world.cast(ray_origins.reshape(-1, 3), rays.reshape(-1, 3), self.model.range_max,
-                          world.obstacles(self.car, timeline.poses(int(frame)),
-                                          int(timeline.times[frame])))
-        shape = rays.shape[:2]
-        return cols, Hits(hits.distance.reshape(shape), hits.label.reshape(shape),
-                          hits.cosine.reshape(shape))
+    def _occlude(self, hits: Hits, obstacles: Layer, origins: np.ndarray,
+                 directions: np.ndarray, columns: np.ndarray) -> None:
+        """Cast the ``columns`` (a mask) against ``obstacles`` too; nearer hits replace those
+        in ``hits``, in place."""
+        rays = directions[:, columns]
+        boxes = _shaped(obstacles.cast(origins[columns], rays.reshape(-1, 3),
+                                       self.model.range_max), rays.shape[:2])
+        fields = (hits.distance, hits.label, hits.cosine)
+        near = nearer(Hits(*(f[:, columns] for f in fields)), boxes)
+        for whole, part in zip(fields, (near.distance, near.label, near.cosine), strict=True):
+            whole[:, columns] = part
+
+
+def _shaped(hits: Hits, shape: tuple[int, ...]) -> Hits:
+    """Flat hits of an (channels x columns) grid of rays as (channels, columns) arrays."""
+    return Hits(hits.distance.reshape(shape), hits.label.reshape(shape),
+                hits.cosine.reshape(shape))

@@ -17,8 +17,24 @@ class Raycaster(Protocol):
     def cast(self, origins: np.ndarray, directions: np.ndarray,
              max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         """Distance along each unit direction to the first hit within ``max_distance`` (inf
-        otherwise) and the hit triangle's index (-1). ``origins`` is (n, 3) or (1, 3)."""
+        otherwise) and the hit triangle's index (-1). ``origins`` is (m, 3) for n rays, n a
+        multiple of m: ray i starts at ``origins[i % m]``, so (1, 3) is one shared origin and
+        a spinning LiDAR's (columns, 3) serves all its channel rows without a copy."""
         ...
+
+
+def cycled_origins(origins: np.ndarray, rays: int, dtype: type) -> np.ndarray:
+    """``origins`` (m, 3) repeated for ``rays`` rays as ``Raycaster.cast`` reads them."""
+    origins = np.asarray(origins, dtype=dtype).reshape(-1, 3)
+    check_origins(len(origins), rays)
+    return np.tile(origins, (rays // len(origins), 1)) if len(origins) > 1 else \
+        np.broadcast_to(origins, (rays, 3))
+
+
+def check_origins(origins: int, rays: int) -> None:
+    if origins == 0 or rays % origins:
+        msg = f'{rays} rays cannot cycle through {origins} origins'
+        raise ValueError(msg)
 
 
 class EmbreeRaycaster:
@@ -38,8 +54,7 @@ class EmbreeRaycaster:
     def cast(self, origins: np.ndarray, directions: np.ndarray,
              max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         directions = np.ascontiguousarray(directions, dtype=np.float32).reshape(-1, 3)
-        origins = np.ascontiguousarray(np.broadcast_to(
-            np.asarray(origins, dtype=np.float32).reshape(-1, 3), directions.shape))
+        origins = np.ascontiguousarray(cycled_origins(origins, len(directions), np.float32))
         if not len(directions) or self._empty:
             return (np.full(len(directions), np.inf, np.float32),
                     np.full(len(directions), -1, np.int32))
@@ -65,8 +80,7 @@ class NumpyRaycaster:
     def cast(self, origins: np.ndarray, directions: np.ndarray,
              max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
         d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)[:, None, :]
-        o = np.broadcast_to(np.asarray(origins, dtype=np.float64).reshape(-1, 3),
-                            (len(d), 3))[:, None, :]
+        o = cycled_origins(origins, len(d), np.float64)[:, None, :]
         best = np.full(len(d), np.inf)
         best_index = np.full(len(d), -1, dtype=np.int64)
         for start in range(0, len(self._v0), self._chunk):
@@ -81,7 +95,7 @@ class NumpyRaycaster:
                 q = np.cross(s, e1)
                 v = np.einsum('ijk,ijk->ij', d, q) * inv
                 t = np.einsum('ijk,ijk->ij', e2, q) * inv
-            valid = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-6)
+                valid = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-6)
             t = np.where(valid, t, np.inf)
             index = np.argmin(t, axis=1)
             nearest = t[np.arange(len(t)), index]

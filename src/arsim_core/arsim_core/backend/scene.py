@@ -68,7 +68,7 @@ def triangle_normals(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
         .astype(np.float32)
 
 
-class _Layer:
+class Layer:
     """One ray-casting scene with per-triangle labels and normals; the tables carry one extra
     entry at the end, so a miss (triangle index -1) looks up NONE and a zero normal."""
 
@@ -79,9 +79,25 @@ class _Layer:
         self.normals = np.vstack([triangle_normals(vertices, triangles), np.zeros((1, 3))]) \
             .astype(np.float32)
 
-    def cast(self, origins: np.ndarray, directions: np.ndarray,
-             max_distance: float) -> tuple[np.ndarray, np.ndarray]:
-        return self.raycaster.cast(origins, directions, max_distance)
+    def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+             cosine: bool = True) -> Hits:
+        """What each ray hits in this scene; no cosines (an empty array) unless ``cosine``."""
+        distance, triangle = self.raycaster.cast(origins, directions, max_distance)
+        if not cosine:
+            return Hits(distance, self.labels[triangle], np.zeros(0, np.float32))
+        directions = np.asarray(directions, np.float32).reshape(-1, 3)
+        cos = np.abs(np.einsum('ij,ij->i', self.normals[triangle], directions))
+        return Hits(distance, self.labels[triangle], cos.astype(np.float32, copy=False))
+
+
+def nearer(first: Hits, second: Hits) -> Hits:
+    """Per ray, the nearer of two scenes' hits (arrays of the same shape)."""
+    closer = second.distance < first.distance
+    if not closer.any():
+        return first
+    cosine = np.where(closer, second.cosine, first.cosine) if first.cosine.size else first.cosine
+    return Hits(np.where(closer, second.distance, first.distance),
+                np.where(closer, second.label, first.label), cosine)
 
 
 class World:
@@ -97,10 +113,10 @@ class World:
         self.triangles = triangles.astype(np.uint32)
         self.triangle_labels = np.asarray(triangle_labels, np.uint8)
         self._factory = factory
-        self._track = _Layer(self.vertices, self.triangles, self.triangle_labels, factory)
+        self.track = Layer(self.vertices, self.triangles, self.triangle_labels, factory)
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
-        self._obstacles: dict[tuple[int, str], _Layer | None] = {}
+        self._obstacles: dict[tuple[int, str], Layer | None] = {}
 
     def set_cars(self, footprints: Mapping[str, Footprint], visible: bool = True) -> None:
         """The cars that other cars' sensors can see; a car without a footprint is invisible."""
@@ -108,15 +124,15 @@ class World:
         self.cars_visible = visible
         self._obstacles.clear()
 
-    def boxes(self, boxes: Sequence[tuple[Footprint, Pose]]) -> _Layer | None:
+    def boxes(self, boxes: Sequence[tuple[Footprint, Pose]]) -> Layer | None:
         """A scene of car boxes (footprint, pose), or None for no boxes."""
         if not boxes:
             return None
         meshes = [box_mesh(footprint, pose) for footprint, pose in boxes]
         vertices = np.concatenate([v for v, _ in meshes])
         triangles = np.concatenate([t + 8 * i for i, (_, t) in enumerate(meshes)])
-        return _Layer(vertices, triangles, np.full(len(triangles), labels.CAR, np.uint8),
-                      self._factory)
+        return Layer(vertices, triangles, np.full(len(triangles), labels.CAR, np.uint8),
+                     self._factory)
 
     def others(self, observer: str, poses: Mapping[str, Pose]) -> list[tuple[Footprint, Pose]]:
         """Footprint and pose of every visible car but ``observer``."""
@@ -126,7 +142,7 @@ class World:
                 if car != observer and car in self.footprints]
 
     def obstacles(self, observer: str, poses: Mapping[str, Pose],
-                  key: int) -> _Layer | None:
+                  key: int) -> Layer | None:
         """The boxes of every car but ``observer`` at ``poses``; cached under ``key`` (the
         frame time), so all sensors of a car share one build per frame."""
         cache_key = (key, observer)
@@ -137,27 +153,13 @@ class World:
         return self._obstacles[cache_key]
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-             obstacles: _Layer | None = None, cosine: bool = True) -> Hits:
+             obstacles: Layer | None = None, cosine: bool = True) -> Hits:
         """First hit of each ray on the track or an obstacle box within ``max_distance``.
 
-        ``directions`` are unit vectors (n, 3); ``origins`` (n, 3) or (1, 3) for all rays.
+        ``directions`` are unit vectors (n, 3); ``origins`` (m, 3), cycled as
+        ``Raycaster.cast`` does: (1, 3) is one origin for all rays.
         """
-        distance, triangle = self._track.cast(origins, directions, max_distance)
-        label = self._track.labels[triangle]
-        normal_table, index = self._track.normals, triangle
-        if obstacles is not None:
-            box_distance, box_triangle = obstacles.cast(origins, directions, max_distance)
-            closer = box_distance < distance
-            if closer.any():
-                distance = np.where(closer, box_distance, distance)
-                label = np.where(closer, np.uint8(labels.CAR), label)
-                normal_table = np.vstack([self._track.normals[:-1], obstacles.normals])
-                index = np.where(closer, box_triangle + len(self._track.normals) - 1,
-                                 triangle)
-                index = np.where(index < 0, len(normal_table) - 1, index)
-        if not cosine:
-            return Hits(distance, label, np.zeros(0, np.float32))
-        normals = normal_table[index]
-        cos = np.abs(np.einsum('ij,ij->i', normals, np.asarray(directions, np.float32)
-                               .reshape(-1, 3)))
-        return Hits(distance, label, cos.astype(np.float32, copy=False))
+        hits = self.track.cast(origins, directions, max_distance, cosine)
+        if obstacles is None:
+            return hits
+        return nearer(hits, obstacles.cast(origins, directions, max_distance, cosine))

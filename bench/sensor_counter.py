@@ -3,8 +3,9 @@ prints, as JSON, how many of each arrived per wall second and how many of the pu
 were lost.
 
 Usage: ``sensor_counter.py [--seconds S] [--warmup S] TOPIC:PACKAGE/msg/TYPE ...``. Messages
-are taken serialised (``raw``), as a C++ subscriber would take them before its own work; the
-stamp is read from the CDR header, every message type counted here starts with a Header.
+are taken serialised (``raw``) and dispatched by rclpy's events executor where there is one, as
+a C++ subscriber would take them before its own work; the stamp is read from the CDR header,
+every message type counted here starts with a Header.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import struct
 import time
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from arsim_bridge.common import new_executor
 
 
 def message_type(name: str) -> type:
@@ -49,7 +51,7 @@ def main() -> int:
             message_type(kind), topic,
             lambda raw, t=topic: received[t].append((time.monotonic(), stamp_of(raw))), qos,
             raw=True)
-    executor = SingleThreadedExecutor()
+    executor = new_executor()
     executor.add_node(node)
     start = time.monotonic()
     while not all(received.values()):

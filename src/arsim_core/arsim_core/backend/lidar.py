@@ -19,12 +19,16 @@ from arsim_core.backend.frames import Context, Output, Rendered
 from arsim_core.backend.scene import Hits, Layer, nearer
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import beams
-from arsim_core.sensors.labels import reflectivity_table
+from arsim_core.sensors.labels import NONE, reflectivity_table
 
 # intensity = INTENSITY_SCALE * reflectivity * |cos(incidence)| / max(range, 1 m)^2: a signal
 # photon count like Ouster's, falling with distance and grazing angle.
 INTENSITY_SCALE = 1000.0
-_REFLECTIVITY = np.asarray(reflectivity_table(), dtype=np.float32)
+# By label: INTENSITY_SCALE * reflectivity, and reflectivity in percent; zero for a miss.
+_INTENSITY_GAIN = np.float32(INTENSITY_SCALE) * np.asarray(reflectivity_table(), np.float32)
+_INTENSITY_GAIN[NONE] = 0.0
+_REFLECTIVITY_PERCENT = np.rint(np.asarray(reflectivity_table()) * 100.0).astype(np.uint16)
+_REFLECTIVITY_PERCENT[NONE] = 0
 
 
 @dataclass(frozen=True)
@@ -54,24 +58,23 @@ class RangeModel:
                    np.random.default_rng(seed))
 
     def measure(self, hits: Hits) -> Returns:
-        ranges = hits.distance
+        """A miss (label NONE, infinite distance, zero cosine) gets zero intensity and
+        reflectivity through the tables, with no masks."""
+        ranges = hits.distance.astype(np.float32)  # a copy, changed in place below
         if self.noise_std > 0.0:
-            ranges = ranges + self.rng.standard_normal(ranges.shape, np.float32) \
+            ranges += self.rng.standard_normal(ranges.shape, np.float32) \
                 * np.float32(self.noise_std)
-        valid = np.isfinite(ranges)
-        rho = _REFLECTIVITY[hits.label]
-        clamped = np.maximum(np.where(valid, ranges, np.float32(1.0)), np.float32(1.0))
-        intensity = np.where(valid, np.float32(INTENSITY_SCALE) * rho * hits.cosine
-                             / (clamped * clamped), np.float32(0.0)).astype(np.float32)
-        reflectivity = np.where(valid, np.rint(rho * 100.0), 0.0).astype(np.uint16)
-        ranges = np.where(ranges > self.range_max, np.float32(np.inf), ranges)
-        ranges = np.where(ranges < self.range_min, np.float32(-np.inf), ranges)
+        clamped = np.maximum(ranges, np.float32(1.0))
+        intensity = _INTENSITY_GAIN[hits.label] * hits.cosine / (clamped * clamped)
+        reflectivity = _REFLECTIVITY_PERCENT[hits.label]
+        ranges[ranges > self.range_max] = np.inf
+        ranges[ranges < self.range_min] = -np.inf
         if self.dropout > 0.0:
             dropped = self.rng.random(ranges.shape, np.float32) < self.dropout
-            ranges = np.where(dropped, np.float32(np.nan), ranges)
+            ranges[dropped] = np.nan
             intensity[dropped] = 0.0
             reflectivity[dropped] = 0
-        return Returns(ranges.astype(np.float32, copy=False), intensity, reflectivity)
+        return Returns(ranges, intensity, reflectivity)
 
 
 def _mount(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -101,7 +101,9 @@ def run_nodes(factories: Sequence[Callable[[], Node]],
             executor = new_executor()
             for node in nodes:
                 executor.add_node(node)
-            while rclpy.ok():  # the events executor's spin() does not serve other processes
+            # spin_once in a loop: the events executor's spin() (rclpy 9.1) never dispatched
+            # messages from other processes in our tests.
+            while rclpy.ok():
                 executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

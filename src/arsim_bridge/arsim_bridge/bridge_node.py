@@ -35,6 +35,7 @@ from arsim_core import protocol
 from arsim_core.backend.client import BackendClient
 from arsim_core.config.scenario import Scenario
 from arsim_core.errors import ArsimError
+from arsim_core.sensors.beams import frames_per_sample
 from arsim_msgs.msg import CarCommand, CarState, TrackGeometry
 from arsim_msgs.srv import ResetCars
 
@@ -134,10 +135,10 @@ class Stepper:
             raise ArsimError(msg) from exc
         self.subscribed: set[bytes] = set()
         self.in_flight: InFlight | None = None
-        frame_rate = self.scenario.frame_rate_hz
         # Only what the backend renders is requested; IMU, GNSS and odometry are computed by
         # the republishers from the car state every frame carries.
-        self.due_every = {(car.name, s.name): max(1, round(frame_rate / s.rate_hz))
+        period = self.scenario.frame_period_ns
+        self.due_every = {(car.name, s.name): frames_per_sample(s.rate_hz, period)
                           for car in self.scenario.cars for s in car.profile.sensors
                           if s.rendered}
 

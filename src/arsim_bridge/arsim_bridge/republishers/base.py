@@ -13,6 +13,7 @@ from rclpy.node import Node
 
 from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.geometry import rpy_to_quaternion
+from arsim_core.sensors.beams import frames_per_sample
 from arsim_core.sensors.kinematics import PlanarState
 
 
@@ -34,8 +35,7 @@ class SensorContext:
     def due(self, step: int) -> bool:
         """Whether a sensor the backend does not render is due at ``step`` (rate_hz divides
         the frame rate, as for rendered sensors)."""
-        every = max(1, round(1e9 / (self.spec.rate_hz * self.frame_period_ns)))
-        return step % every == 0
+        return step % frames_per_sample(self.spec.rate_hz, self.frame_period_ns) == 0
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""LiDAR beam geometry, shared by the backend (which casts the beams) and the republisher
-(which turns ranges back into points), so both agree on every direction and time offset."""
+"""LiDAR beam geometry and sensor timing, shared by the backend (which casts the beams), the
+bridge (which asks for due sensors) and the republishers (which turn ranges back into points),
+so all agree on every direction, time offset and due frame."""
 
 from __future__ import annotations
 
@@ -29,10 +30,15 @@ def spinning_directions(azimuth_start: float, azimuth_increment: float, columns:
                                         np.sin(elevation)), axis=-1)
 
 
+def frames_per_sample(rate_hz: float, frame_period_ns: int) -> int:
+    """How many frames apart a sensor of ``rate_hz`` is due: the bridge renders and the
+    republishers compute only on frame times (at least every frame)."""
+    return max(1, round(1e9 / (rate_hz * frame_period_ns)))
+
+
 def scan_period_ns(rate_hz: float, frame_period_ns: int) -> int:
     """One revolution [ns]: a whole number of frames, as the bridge renders on frame times."""
-    frames = max(1, round(1e9 / (rate_hz * frame_period_ns)))
-    return frames * frame_period_ns
+    return frames_per_sample(rate_hz, frame_period_ns) * frame_period_ns
 
 
 def column_offsets_ns(period_ns: int, columns: int) -> np.ndarray:

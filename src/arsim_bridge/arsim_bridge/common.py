@@ -10,7 +10,7 @@ from pathlib import Path
 import rclpy
 import rclpy.logging
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, Quaternion
+from geometry_msgs.msg import Pose
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -49,10 +49,15 @@ def to_ns(stamp: Time) -> int:
 
 def pose_2d(x: float, y: float, yaw: float) -> Pose:
     pose = Pose()
-    pose.position.x, pose.position.y = float(x), float(y)
-    qx, qy, qz, qw = yaw_to_quaternion(yaw)
-    pose.orientation = Quaternion(x=qx, y=qy, z=qz, w=qw)
+    set_pose_2d(pose, x, y, yaw)
     return pose
+
+
+def set_pose_2d(pose: Pose, x: float, y: float, yaw: float) -> None:
+    """Write a planar pose into an existing message (republishers reuse theirs every frame)."""
+    pose.position.x, pose.position.y = float(x), float(y)
+    q = pose.orientation
+    q.x, q.y, q.z, q.w = yaw_to_quaternion(yaw)
 
 
 def yaw_of(pose: Pose) -> float:

@@ -19,13 +19,13 @@ from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
 from arsim_bridge import dds, qos
-from arsim_bridge.common import declare_car, declare_scenario, run_node, to_time
+from arsim_bridge.common import declare_car, declare_scenario, run_node, set_pose_2d, to_time
 from arsim_bridge.frames import car_topic, decode_car_frame
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
 from arsim_core import protocol
 from arsim_core.errors import ProtocolError
-from arsim_core.geometry import relative_pose, yaw_to_quaternion
+from arsim_core.geometry import relative_pose
 from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
@@ -119,11 +119,8 @@ class SensorNode(Node):
                 self.odom_origin = (x, y, yaw)
             x, y, yaw = relative_pose(self.odom_origin, (x, y, yaw))
         odom = self._odom
-        q = odom.pose.pose.orientation
-        q.x, q.y, q.z, q.w = yaw_to_quaternion(yaw)
         odom.header.stamp = stamp
-        p = odom.pose.pose.position
-        p.x, p.y = float(x), float(y)
+        set_pose_2d(odom.pose.pose, x, y, yaw)
         odom.twist.twist.linear.x, odom.twist.twist.linear.y = state.vx, state.vy
         odom.twist.twist.angular.z = state.yaw_rate
         for publisher in self.odom_pubs:  # the odom topic, then aliases such as opp_odom
@@ -132,7 +129,7 @@ class SensorNode(Node):
         tf = self._tf.transforms[0]
         tf.header.stamp = stamp
         tf.transform.translation.x, tf.transform.translation.y = float(x), float(y)
-        tf.transform.rotation = q
+        tf.transform.rotation = odom.pose.pose.orientation
         self.tf_pub.publish(self._tf)
 
     def destroy_node(self) -> None:

@@ -9,10 +9,9 @@ import numpy as np
 from nav_msgs.msg import Odometry
 
 from arsim_bridge import qos
-from arsim_bridge.common import to_time
+from arsim_bridge.common import set_pose_2d, to_time
 from arsim_bridge.republishers.base import CarFrame, SensorContext
 from arsim_core.config.sensors import WheelOdometrySpec
-from arsim_core.geometry import yaw_to_quaternion
 from arsim_core.sensors.kinematics import WheelOdometry
 
 
@@ -46,10 +45,7 @@ class WheelOdometryRepublisher:
         speed, yaw_rate = self.odometry.step(frame.time_ns, speed, steering)
         odometry, msg = self.odometry, self.msg
         msg.header.stamp = to_time(frame.time_ns)
-        p = msg.pose.pose.position
-        p.x, p.y = odometry.x, odometry.y
-        q = msg.pose.pose.orientation
-        q.x, q.y, q.z, q.w = yaw_to_quaternion(odometry.yaw)
+        set_pose_2d(msg.pose.pose, odometry.x, odometry.y, odometry.yaw)
         msg.twist.twist.linear.x, msg.twist.twist.angular.z = speed, yaw_rate
         wheelbase = odometry.wheelbase
         rate_std = math.hypot(math.tan(steering) / wheelbase * spec.speed_noise_std,
@@ -78,10 +74,7 @@ class GroundTruthRepublisher:
             return
         state, msg = frame.state, self.msg
         msg.header.stamp = to_time(frame.time_ns)
-        p = msg.pose.pose.position
-        p.x, p.y = state.x, state.y
-        q = msg.pose.pose.orientation
-        q.x, q.y, q.z, q.w = yaw_to_quaternion(state.yaw)
+        set_pose_2d(msg.pose.pose, state.x, state.y, state.yaw)
         msg.twist.twist.linear.x, msg.twist.twist.linear.y = state.vx, state.vy
         msg.twist.twist.angular.z = state.yaw_rate
         self.pub.publish(msg)

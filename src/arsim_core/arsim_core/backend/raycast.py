@@ -27,8 +27,7 @@ def cycled_origins(origins: np.ndarray, rays: int, dtype: type) -> np.ndarray:
     """``origins`` (m, 3) repeated for ``rays`` rays as ``Raycaster.cast`` reads them."""
     origins = np.asarray(origins, dtype=dtype).reshape(-1, 3)
     check_origins(len(origins), rays)
-    return np.tile(origins, (rays // len(origins), 1)) if len(origins) > 1 else \
-        np.broadcast_to(origins, (rays, 3))
+    return np.tile(origins, (rays // len(origins), 1))
 
 
 def check_origins(origins: int, rays: int) -> None:

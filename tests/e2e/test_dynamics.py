@@ -202,7 +202,9 @@ def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -
 
         def moving() -> list[Odometry]:
             return [o for o in obs.odoms['ego'] if o.twist.twist.linear.x == v]
-        obs.wait(lambda: len(moving()) >= 60 and len(obs.scans['ego']) >= 20)
+        period = obs.frame_ns()
+        obs.wait(lambda: len(moving()) >= 60 and len(obs.scans['ego']) >= 20 and obs.clocks
+                 and obs.clocks[-1] - obs.clocks[0] >= 60 * period)
         assert node.poll() is None, (sim.workdir / 'custom_node.log').read_text()
 
         processes = command_lines(sim)
@@ -223,13 +225,13 @@ def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -
         assert travelled > 1.0
 
         # Lockstep: /clock moves frame by frame; odometry and scans carry frame times, and each
-        # odometry message is the node's state for that very frame.
-        period = obs.frame_ns()
+        # odometry message is the node's state for that very frame. (/clock may match after the
+        # scans do, so scans are only bounded above by the clock.)
         clocks = obs.clocks
         assert clocks == sorted(clocks) and clocks[-1] - clocks[0] >= 60 * period
         assert all(c % period == 0 for c in clocks)
         stamps = [stamp_ns(s.header.stamp) for s in obs.scans['ego']]
-        assert all(s % period == 0 and clocks[0] - period <= s <= clocks[-1] for s in stamps)
+        assert all(s % period == 0 and s <= clocks[-1] for s in stamps)
         assert stamps == sorted(set(stamps))
         states = {stamp_ns(s.header.stamp): s for s in obs.states['ego']}
         for odom in later:
@@ -297,8 +299,9 @@ def test_a_diverging_model_resets_only_its_car(simulation, observe, tmp_path) ->
         recorded = {stamp_ns(s.header.stamp) for s in obs.states['ego']}
         return [e for e in obs.events if e.kind == SimEvent.MODEL_ERROR
                 and stamp_ns(e.header.stamp) in recorded]
-    obs.wait(lambda: errors() and obs.clocks[-1] > stamp_ns(errors()[0].header.stamp)
-             + 40 * period and obs.moved('opp_racecar') > 1.0)
+    # /clock may match later than the events and states do: guard the empty list.
+    obs.wait(lambda: errors() and obs.clocks and obs.clocks[-1] > stamp_ns(
+        errors()[0].header.stamp) + 40 * period and obs.moved('opp_racecar') > 1.0)
 
     error = errors()[0]
     at = stamp_ns(error.header.stamp)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from track_lap_driver import drive_lap
 
+from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
 
 
@@ -93,3 +94,26 @@ def test_map_track_mesh_does_not_leak(shared_tracks, ray_caster, name):
         dist, prim = caster.cast(origins, dirs)
         assert np.all(prim >= 0), f'{np.count_nonzero(prim < 0)} rays escaped'
         assert np.all(mesh.labels[prim] == LABEL_BARRIER)
+
+
+
+def test_packet_caster_hits_what_single_rays_hit(ring, ray_caster):
+    """A 64 x 1024 LiDAR revolution from eleven places around the ring: Embree's packet caster
+    (the backend's default) returns the very distances single-ray Embree does, grazing wall
+    edges included."""
+    mesh = track_mesh(ring)
+    try:
+        packets = EmbreePacketRaycaster(mesh.vertices, mesh.triangles)
+    except EmbreeUnavailableError as exc:
+        pytest.skip(f'Embree packets unavailable: {exc}')
+    single = ray_caster(mesh.vertices, mesh.triangles)
+    azimuth = np.linspace(0.0, 2 * np.pi, 1024, endpoint=False)
+    elevation = np.linspace(-0.29, 0.29, 64)[:, None]
+    directions = np.stack([np.cos(elevation) * np.cos(azimuth),
+                           np.cos(elevation) * np.sin(azimuth),
+                           np.sin(elevation) + 0 * azimuth], axis=-1).reshape(-1, 3)
+    for x, y in ring.centerline[::len(ring.centerline) // 10]:
+        origin = np.array([[x, y, 0.3]])
+        expected, _ = single.cast(np.repeat(origin, len(directions), axis=0), directions)
+        distance, _ = packets.cast(origin, directions)
+        np.testing.assert_allclose(distance, expected, atol=1e-4)

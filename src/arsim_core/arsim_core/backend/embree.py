@@ -11,6 +11,12 @@ Layouts follow ``rtcore_ray.h`` of Embree 4: a ``RTCRayHit16`` is the ray (12 ar
 floats/uints: org xyz, tnear, dir xyz, time, tfar, mask, id, flags) followed by the hit (Ng xyz,
 u, v, primID, geomID, instID, and instPrimID in builds with instance arrays), 64-byte aligned.
 Only fields before ``instID`` are read, so both builds work.
+
+Packets are traced with ``RTC_RAY_QUERY_FLAG_COHERENT`` in their ``RTCIntersectArguments``:
+sensor rays are coherent (neighbouring beams share an origin and nearly a direction), and
+Embree's coherent traversal cast a 65k-ray OS1 revolution 2.6 times as fast here, with the same
+hits as single-ray ``embreex``. (The default incoherent packet traversal missed a wall for 9 of
+720k rays on arsim_ring where the other casters hit it.)
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ _RTC_BUFFER_TYPE_VERTEX = 1
 _RTC_FORMAT_UINT3 = 0x5003
 _RTC_FORMAT_FLOAT3 = 0x9003
 _INVALID_ID = 0xFFFFFFFF
+_RTC_RAY_QUERY_FLAG_COHERENT = 1 << 16
+_RTC_FEATURE_FLAG_ALL = 0xFFFFFFFF
 PACKET = 16
 _PACKET_WORDS = 12 * PACKET + 9 * PACKET  # ray + hit up to and including instPrimID
 _CHUNK_PACKETS = 64  # packets per parallel work item
@@ -110,6 +118,9 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     sz = ctypes.c_size_t
     intersect16 = ctypes.CFUNCTYPE(None, sz, sz, sz, sz)(('rtcIntersect16', lib))
     words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
+    coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
+    all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
+    unit_width = np.float32(1.0).view(np.uint32)
 
     @numba.njit(nogil=True, cache=False)
     def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
@@ -124,6 +135,12 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
             ray = raw[skip:skip + words]
             bits = ray.view(np.uint32)
             valid = np.empty(16, np.int32)
+            # RTCIntersectArguments: flags, feature_mask, context, filter, intersect (NULL),
+            # minWidthDistanceFactor (read only by builds with RTC_MIN_WIDTH).
+            arguments = np.zeros(10, np.uint32)
+            arguments[0] = coherent
+            arguments[1] = all_features
+            arguments[8] = unit_width
             first = chunk * _CHUNK_PACKETS
             for packet in range(first, min(packets, first + _CHUNK_PACKETS)):
                 base = packet * 16
@@ -149,7 +166,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
                         bits[304 + k] = invalid  # instID
                     else:
                         valid[k] = 0
-                intersect16(valid.ctypes.data, scene, ray.ctypes.data, 0)
+                intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
                 for k in range(16):
                     i = base + k
                     if i < n:

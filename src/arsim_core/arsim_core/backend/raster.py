@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import cv2
 import numpy as np
 
 from arsim_core.backend.scene import Footprint
@@ -147,11 +148,12 @@ class _Target:
     framebuffer: Any
     buffers: list[dict[str, np.ndarray]] = field(default_factory=list)
     flip: int = 0
+    rgba: np.ndarray | None = None  # colour as read back, before dropping alpha
 
 
 # numpy dtype and components of each output's array, and the GL type it is read back as.
 _DTYPES = {'rgb': ('u1', 3), 'depth': ('f4', 1), 'semantic': ('u1', 1)}
-_READ_TYPES = {'rgb': 'f1', 'depth': 'f4', 'semantic': 'u1'}
+_READ_TYPES = {'depth': 'f4', 'semantic': 'u1'}  # rgb is read as RGBA, see GLRenderer.render
 _FORMATS = {'rgb': (4, 'f1'), 'depth': (1, 'f4'), 'semantic': (1, 'u1')}
 
 
@@ -230,7 +232,9 @@ class GLRenderer:
             # Two sets of read-back arrays, used in turn: the previous frame's arrays may still
             # be referenced by the reply being sent.
             buffers = [{o: _image(view, o) for o in view.outputs} for _ in range(2)]
-            target = self._targets[key] = _Target(framebuffer, buffers)
+            rgba = np.empty((view.height, view.width, 4), np.uint8) \
+                if 'rgb' in view.outputs else None
+            target = self._targets[key] = _Target(framebuffer, buffers, rgba=rgba)
         return target
 
     def render(self, key: tuple[str, str], view: View,
@@ -263,8 +267,15 @@ class GLRenderer:
         target.flip ^= 1
         arrays = target.buffers[target.flip]
         for attachment, output in enumerate(view.outputs):
-            framebuffer.read_into(arrays[output], components=_DTYPES[output][1],
-                                  attachment=attachment, dtype=_READ_TYPES[output])
+            if output == 'rgb':
+                # Mesa reads RGBA8 back as RGB pixel by pixel (0.75 ms for 1024 x 760 here);
+                # as RGBA it copies (0.34 ms), and OpenCV drops the alpha in 0.06 ms.
+                framebuffer.read_into(target.rgba, components=4, attachment=attachment,
+                                      dtype='f1')
+                cv2.cvtColor(target.rgba, cv2.COLOR_RGBA2RGB, dst=arrays[output])
+            else:
+                framebuffer.read_into(arrays[output], components=_DTYPES[output][1],
+                                      attachment=attachment, dtype=_READ_TYPES[output])
         return arrays
 
     def _draw_sky(self, view: View) -> None:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import cv2
 import numpy as np
 import zmq
 
@@ -214,6 +215,9 @@ def serve(address: str) -> None:
     socket.setsockopt(zmq.LINGER, 0)
     socket.bind(address)
     backend = EmbeddedBackend()
+    # The simulation's other processes share these cores: OpenCV's worker threads would spin
+    # on them for jobs that take a twentieth of a millisecond (a camera's RGBA -> RGB).
+    cv2.setNumThreads(0)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     LOG.info('%s listening on %s (protocol %d)', NAME, address, protocol.PROTOCOL_VERSION)

@@ -115,5 +115,5 @@ def test_packet_caster_hits_what_single_rays_hit(ring, ray_caster):
     for x, y in ring.centerline[::len(ring.centerline) // 10]:
         origin = np.array([[x, y, 0.3]])
         expected, _ = single.cast(np.repeat(origin, len(directions), axis=0), directions)
-        distance, _ = packets.cast(origin, directions)
+        distance = packets.cast(origin, directions)[0]
         np.testing.assert_allclose(distance, expected, atol=1e-4)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core.backend.raycast import check_origins
+from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
 _RTC_BUFFER_TYPE_INDEX = 0
@@ -106,7 +106,7 @@ class _Runtime:
         # Compile now (about a second), not in the middle of the first frame.
         empty = np.empty((0, 3), np.float32)
         self.kernel(0, empty, empty, np.float32(0.0), np.float32(1.0),
-                    np.empty(0, np.float32), np.empty(0, np.int32))
+                    np.empty(0, np.float32), np.empty(0, np.int32), np.empty(0, np.float32))
 
 
 def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
@@ -124,7 +124,8 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
 
     @numba.njit(nogil=True, cache=False)
     def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
-             tfar: float, distance: np.ndarray, primitive: np.ndarray) -> None:
+             tfar: float, distance: np.ndarray, primitive: np.ndarray,
+             cosine: np.ndarray) -> None:
         n = directions.shape[0]
         m = origins.shape[0]
         packets = (n + 15) // 16
@@ -173,9 +174,16 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
                         if bits[288 + k] != invalid:
                             distance[i] = ray[128 + k]
                             primitive[i] = np.int32(bits[272 + k])
+                            # Ng, the unnormalised geometric normal (no instancing: world).
+                            nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+                            length = np.sqrt(nx * nx + ny * ny + nz * nz)
+                            dot = (nx * directions[i, 0] + ny * directions[i, 1]
+                                   + nz * directions[i, 2])
+                            cosine[i] = abs(dot) / length if length > 0.0 else 0.0
                         else:
                             distance[i] = np.inf
                             primitive[i] = -1
+                            cosine[i] = 0.0
 
     return cast
 
@@ -220,18 +228,19 @@ class EmbreePacketRaycaster:
             raise EmbreeUnavailableError(msg)
 
     def cast(self, origins: np.ndarray, directions: np.ndarray,
-             max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
-        """As ``Raycaster.cast``: ray i starts at ``origins[i % len(origins)]``."""
+             max_distance: float = np.inf) -> Cast:
+        """As ``Raycaster.cast``; the incidence cosine comes from Embree's geometric normal."""
         origins = np.ascontiguousarray(origins, dtype=np.float32).reshape(-1, 3)
         directions = np.ascontiguousarray(directions, dtype=np.float32).reshape(-1, 3)
         check_origins(len(origins), len(directions))
         distance = np.empty(len(directions), np.float32)
         primitive = np.empty(len(directions), np.int32)
+        cosine = np.empty(len(directions), np.float32)
         if len(directions):
             far = np.float32(min(float(max_distance), 3.0e38))
             self._rt.kernel(self._scene, origins, directions, np.float32(0.0), far, distance,
-                            primitive)
-        return distance, primitive
+                            primitive, cosine)
+        return distance, primitive, cosine
 
     def __del__(self) -> None:
         scene = getattr(self, '_scene', None)

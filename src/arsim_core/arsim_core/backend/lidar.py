@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,12 @@ class Lidar3D:
                    column_offsets_ns=beams.column_offsets_ns(period, columns),
                    model=RangeModel.from_wire(spec, seed))
 
+    @cached_property
+    def _column_directions(self) -> np.ndarray:
+        """``local_directions`` as (columns, 3, channels) float32, the layout ``render``
+        rotates per column."""
+        return np.ascontiguousarray(self.local_directions.transpose(1, 2, 0), dtype=np.float32)
+
     def revolution_start(self, time_ns: int) -> int:
         """Start of the last revolution completed by ``time_ns`` (the cloud's stamp)."""
         return max(0, (time_ns // self.period_ns - 1) * self.period_ns)
@@ -174,10 +181,10 @@ class Lidar3D:
         poses = timeline.pose_at(self.car, times)
         car_rotation = _rotations(poses)
         origins = (poses[:, :3] + car_rotation @ self.mount_position).astype(np.float32)
-        sensor_rotation = car_rotation @ self.mount_rotation
+        sensor_rotation = (car_rotation @ self.mount_rotation).astype(np.float32)
         # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
-        directions = np.matmul(sensor_rotation, self.local_directions.transpose(1, 2, 0)) \
-            .transpose(2, 0, 1).astype(np.float32, order='C')
+        directions = np.ascontiguousarray(
+            np.matmul(sensor_rotation, self._column_directions).transpose(2, 0, 1))
         world = ctx.world
         # The track stands still: one cast for the whole revolution (each channel row cycles
         # through the columns' origins). The other cars are cast per frame, each group of

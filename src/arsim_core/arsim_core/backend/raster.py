@@ -17,6 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from arsim_core.backend.raycast import triangle_normals
 from arsim_core.backend.scene import Footprint
 from arsim_core.sensors import labels
 from arsim_core.sensors.labels import color_table
@@ -197,8 +198,6 @@ class GLRenderer:
     def _mesh(self, vertices: np.ndarray, triangles: np.ndarray,
               triangle_labels: np.ndarray) -> tuple[Any, int]:
         """Unshared vertices (position, face normal, label) so each face is flat-shaded."""
-        from arsim_core.backend.scene import triangle_normals
-
         corners = np.asarray(vertices, np.float32)[np.asarray(triangles, np.int64)]
         normals = np.repeat(triangle_normals(vertices, triangles), 3, axis=0)
         label = np.repeat(np.asarray(triangle_labels, np.float32), 3)[:, None]

@@ -59,35 +59,19 @@ def box_mesh(footprint: Footprint, pose: Pose) -> tuple[np.ndarray, np.ndarray]:
     return corners.astype(np.float32), _BOX_TRIANGLES
 
 
-def triangle_normals(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Unit normals (T, 3) float32; degenerate triangles get a zero normal."""
-    corners = np.asarray(vertices, dtype=np.float64)[np.asarray(triangles, np.int64)]
-    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    length = np.linalg.norm(normals, axis=1, keepdims=True)
-    return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0) \
-        .astype(np.float32)
-
-
 class Layer:
-    """One ray-casting scene with per-triangle labels and normals; the tables carry one extra
-    entry at the end, so a miss (triangle index -1) looks up NONE and a zero normal."""
+    """One ray-casting scene with per-triangle labels; the table carries one extra entry at the
+    end, so a miss (triangle index -1) looks up NONE."""
 
     def __init__(self, vertices: np.ndarray, triangles: np.ndarray, triangle_labels: np.ndarray,
                  factory: RaycasterFactory) -> None:
         self.raycaster = factory(vertices, triangles)
         self.labels = np.append(np.asarray(triangle_labels, np.uint8), np.uint8(labels.NONE))
-        self.normals = np.vstack([triangle_normals(vertices, triangles), np.zeros((1, 3))]) \
-            .astype(np.float32)
 
-    def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-             cosine: bool = True) -> Hits:
-        """What each ray hits in this scene; no cosines (an empty array) unless ``cosine``."""
-        distance, triangle = self.raycaster.cast(origins, directions, max_distance)
-        if not cosine:
-            return Hits(distance, self.labels[triangle], np.zeros(0, np.float32))
-        directions = np.asarray(directions, np.float32).reshape(-1, 3)
-        cos = np.abs(np.einsum('ij,ij->i', self.normals[triangle], directions))
-        return Hits(distance, self.labels[triangle], cos.astype(np.float32, copy=False))
+    def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float) -> Hits:
+        """What each ray hits in this scene."""
+        distance, triangle, cosine = self.raycaster.cast(origins, directions, max_distance)
+        return Hits(distance, self.labels[triangle], cosine)
 
 
 def nearer(first: Hits, second: Hits) -> Hits:
@@ -95,9 +79,9 @@ def nearer(first: Hits, second: Hits) -> Hits:
     closer = second.distance < first.distance
     if not closer.any():
         return first
-    cosine = np.where(closer, second.cosine, first.cosine) if first.cosine.size else first.cosine
     return Hits(np.where(closer, second.distance, first.distance),
-                np.where(closer, second.label, first.label), cosine)
+                np.where(closer, second.label, first.label),
+                np.where(closer, second.cosine, first.cosine))
 
 
 class World:
@@ -153,13 +137,13 @@ class World:
         return self._obstacles[cache_key]
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-             obstacles: Layer | None = None, cosine: bool = True) -> Hits:
+             obstacles: Layer | None = None) -> Hits:
         """First hit of each ray on the track or an obstacle box within ``max_distance``.
 
         ``directions`` are unit vectors (n, 3); ``origins`` (m, 3), cycled as
         ``Raycaster.cast`` does: (1, 3) is one origin for all rays.
         """
-        hits = self.track.cast(origins, directions, max_distance, cosine)
+        hits = self.track.cast(origins, directions, max_distance)
         if obstacles is None:
             return hits
-        return nearer(hits, obstacles.cast(origins, directions, max_distance, cosine))
+        return nearer(hits, obstacles.cast(origins, directions, max_distance))

@@ -1,11 +1,12 @@
 """Embree 4 packet ray casting, called from numba-compiled code.
 
-``embreex`` traces one ray at a time from Cython (about 7 M rays/s on one core here); calling
-Embree's 16-wide packet intersector from a numba loop, with no Python between packets, gives
-about 18 M rays/s on one core. The loop is single-threaded on purpose: the simulation's
-processes already keep every core busy, and numba's parallel loops slow down ten-fold when
-their threads are preempted. The library is the one the embreex wheel
-ships (or a system ``libembree4``); scenes are built through its C API with ctypes.
+``embreex`` traces one ray at a time from Cython (about 9 M rays/s on one core here for an
+OS1-64 revolution on arsim_ring); calling Embree's 16-wide packet intersector from a numba loop,
+with no Python between packets, gives about 60 M rays/s on one core. The loop is
+single-threaded on purpose: the simulation's processes already keep every core busy, and
+numba's parallel loops slow down ten-fold when their threads are preempted. The library is the
+one the embreex wheel ships (or a system ``libembree4``); scenes are built through its C API
+with ctypes.
 
 Layouts follow ``rtcore_ray.h`` of Embree 4: a ``RTCRayHit16`` is the ray (12 arrays of 16
 floats/uints: org xyz, tnear, dir xyz, time, tfar, mask, id, flags) followed by the hit (Ng xyz,
@@ -43,7 +44,7 @@ _RTC_RAY_QUERY_FLAG_COHERENT = 1 << 16
 _RTC_FEATURE_FLAG_ALL = 0xFFFFFFFF
 PACKET = 16
 _PACKET_WORDS = 12 * PACKET + 9 * PACKET  # ray + hit up to and including instPrimID
-_CHUNK_PACKETS = 64  # packets per parallel work item
+_CHUNK_PACKETS = 64  # packets traced through one scratch ray buffer
 
 
 class EmbreeUnavailableError(ImportError):

@@ -190,8 +190,10 @@ def unicycle(start: tuple[float, float, float], v: float, w: float,
 
 def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -> None:
     """A unicycle node of our own answers /clock for the ego: the odometry follows the
-    unicycle exactly, and every frame is one the node integrated to."""
-    sim = simulation(settings={'cars': [{'name': 'ego', 'profile': 'f1tenth',
+    unicycle exactly, and every frame is one the node integrated to. At real time, so the
+    probe takes every message; unpaced, the car would reach a wall before it had."""
+    sim = simulation(settings={'simulation': {'real_time_factor': 1.0},
+                               'cars': [{'name': 'ego', 'profile': 'f1tenth',
                                          'dynamics': 'external'}]})
     obs = observe(sim)
     node = start_custom_node(sim, obs.scenario, obs.car('ego'))
@@ -211,8 +213,10 @@ def test_a_custom_node_drives_an_external_car_in_lockstep(simulation, observe) -
         assert 'ego_sensors' in processes and 'ego_dynamics' not in processes, processes
         assert {s.model for s in obs.states['ego']} == {'unicycle'}
 
-        # The car follows the unicycle from its first moving sample on.
-        first, *later = moving()
+        # The car follows the unicycle from its first moving sample on, for 60 frames (its circle
+        # reaches a wall after about 4 s).
+        first, *later = moving()[:60]
+        assert stamp_ns(later[-1].header.stamp) - stamp_ns(first.header.stamp) == 59 * period
         t0 = stamp_ns(first.header.stamp)
         for odom in later:
             x, y, yaw = planar(odom.pose.pose)

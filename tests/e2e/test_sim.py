@@ -17,7 +17,8 @@ from tf2_msgs.msg import TFMessage
 
 STARTUP_S = 60.0
 FRAME_NS = 25_000_000
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+# Deep enough to keep the latched message of every publisher (description and sensor nodes).
+LATCHED = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
@@ -25,10 +26,17 @@ def stamp_ns(stamp) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
-def on_a_frame(stamp: int, clocks: list[int]) -> bool:
-    """A stamp is sim time when it is a frame time (40 Hz) within the /clock seen so far; the
-    probe may miss single /clock messages while it is busy, so membership is too strict."""
-    return stamp % FRAME_NS == 0 and clocks[0] - FRAME_NS <= stamp <= clocks[-1] + FRAME_NS
+def on_a_frame(stamp: int, probe: Probe, clocks: list) -> bool:
+    """A stamp is sim time when it is a frame time (40 Hz) that /clock reaches. The probe takes
+    one message per topic and wakeup and the simulation runs far faster than real time, so the
+    latest /clock it has taken may lag the latest scan: it spins until /clock catches up."""
+    return stamp % FRAME_NS == 0 and stamp >= stamp_ns(clocks[0].clock) - FRAME_NS \
+        and probe.spin_until(lambda: stamp_ns(clocks[-1].clock) >= stamp, 10.0)
+
+
+def static_pairs(messages: list[TFMessage]) -> set[tuple[str, str]]:
+    """(parent, child) of every transform on /tf_static so far."""
+    return {(t.header.frame_id, t.child_frame_id) for m in messages for t in m.transforms}
 
 
 class Recorder:
@@ -75,18 +83,17 @@ def test_default_topic_map_publishes_clock_scan_odom_and_tf(simulation, probe_fa
     ranges = np.asarray(scan.ranges)
     assert np.all(np.isfinite(ranges) | np.isposinf(ranges))
     assert 0.1 < np.nanmin(ranges) < 30.0
-    assert on_a_frame(stamp_ns(scan.header.stamp), clocks)  # sim time, at a frame time
+    assert on_a_frame(stamp_ns(scan.header.stamp), probe, rec['/clock'])
 
     odom = rec['/ego_racecar/odom'][-1]
     assert (odom.header.frame_id, odom.child_frame_id) == ('map', 'ego_racecar/base_link')
-    assert on_a_frame(stamp_ns(odom.header.stamp), clocks)
+    assert on_a_frame(stamp_ns(odom.header.stamp), probe, rec['/clock'])
 
     dynamic = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf'] for t in m.transforms}
     assert ('map', 'ego_racecar/base_link') in dynamic
-    assert probe.spin_until(lambda: rec['/tf_static'] and rec['/map'], 10.0)
-    static = {(t.header.frame_id, t.child_frame_id) for m in rec['/tf_static']
-              for t in m.transforms}
-    assert ('ego_racecar/base_link', 'ego_racecar/laser') in static
+    laser = ('ego_racecar/base_link', 'ego_racecar/laser')
+    assert probe.spin_until(lambda: laser in static_pairs(rec['/tf_static']) and rec['/map'],
+                            10.0), static_pairs(rec['/tf_static'])
     grid = rec['/map'][-1]
     assert grid.header.frame_id == 'map' and 100 in set(grid.data)
 
@@ -96,8 +103,9 @@ def test_real_car_topic_map_has_odom_frame_and_static_laser(simulation, probe_fa
     probe = probe_factory(sim.domain_id)
     rec = Recorder(probe, {'/scan': (LaserScan, 10), '/odom': (Odometry, 10),
                            '/tf': (TFMessage, 100), '/tf_static': (TFMessage, LATCHED)})
-    assert probe.spin_until(lambda: len(rec['/odom']) >= 5 and rec['/tf_static'] and rec['/scan']
-                            and rec['/tf'], STARTUP_S), sim.log
+    assert probe.spin_until(lambda: len(rec['/odom']) >= 5 and rec['/scan'] and rec['/tf']
+                            and ('base_link', 'laser') in static_pairs(rec['/tf_static']),
+                            STARTUP_S), sim.log
     assert rec['/scan'][-1].header.frame_id == 'laser'
     odom = rec['/odom'][0]
     assert (odom.header.frame_id, odom.child_frame_id) == ('odom', 'base_link')

@@ -107,8 +107,6 @@ class Simulation:
         self.domain_id = allocate_domain()
         resources = installed_resources()
         data = yaml.safe_load((resources / 'config' / 'sim.yaml').read_text())
-        data['backend'].update(address=f'tcp://127.0.0.1:{free_port()}',
-                               frames_address=f'tcp://127.0.0.1:{free_port()}')
         for key, value in (settings or {}).items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key].update(value)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ArsimError
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
 from arsim_launch.resources import default_settings, launch_overrides, resources_dir
 from arsim_launch.runner import run
+from arsim_launch.sockets import load_run
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str]:
@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         wants_rviz = arguments.pop('rviz', 'false').lower() in ('true', '1', 'yes')
         resources = resources_dir()
         settings = Path(arguments.pop('config', '') or default_settings(resources)).resolve()
-        overrides = launch_overrides(arguments)
-        scenario = load_scenario(settings, resources, overrides)
+        scenario, overrides = load_run(settings, resources, launch_overrides(arguments))
         validate(scenario)
     except ArsimError as exc:
         print(f'[arsim] error: {exc}', file=sys.stderr)

@@ -18,7 +18,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from arsim_core.config.scenario import load_scenario
 from arsim_launch.nodes import generate_nodes, rviz_node, validate
 from arsim_launch.resources import (
     LAUNCH_ARGUMENTS,
@@ -26,6 +25,7 @@ from arsim_launch.resources import (
     launch_overrides,
     resources_dir,
 )
+from arsim_launch.sockets import load_run
 
 
 def _processes(context):
@@ -33,8 +33,7 @@ def _processes(context):
     arguments = {name: LaunchConfiguration(name).perform(context)
                  for name in ('config', *LAUNCH_ARGUMENTS)}
     settings = arguments.pop('config') or str(default_settings(resources))
-    overrides = launch_overrides(arguments)
-    scenario = load_scenario(settings, resources, overrides)
+    scenario, overrides = load_run(settings, resources, launch_overrides(arguments))
     validate(scenario)
     actions = []
     specs = generate_nodes(scenario, settings, overrides)

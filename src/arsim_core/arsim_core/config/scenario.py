@@ -17,6 +17,7 @@ from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.errors import ConfigError
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
+AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 
 
@@ -131,8 +132,8 @@ def load_scenario(path: str | Path, resources: str | Path,
         group_car_nodes=sim.boolean('group_car_nodes', True),
         backend=BackendSettings(
             kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
-            address=backend.string('address', 'tcp://127.0.0.1:5555'),
-            frames_address=backend.string('frames_address', 'tcp://127.0.0.1:5556'),
+            address=backend.string('address', AUTO_ADDRESS),
+            frames_address=backend.string('frames_address', AUTO_ADDRESS),
             executable=backend.string('executable', ''),
             timeout_s=backend.number('timeout_s', 5.0, minimum=0.1),
             startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0)),

@@ -174,8 +174,7 @@ def test_two_cars_use_f1tenth_gym_ros_names(simulation) -> None:
             probe.node.create_subscription(Odometry, topic, got[topic].append, 10)
         drive = probe.node.create_publisher(AckermannDriveStamped, '/opp_drive', 10)
         goal = probe.node.create_publisher(PoseStamped, '/goal_pose', 10)
-        command = AckermannDriveStamped()
-        command.drive.speed = 1.0
+        command = AckermannDriveStamped()  # at rest until the probe hears every topic
         probe.node.create_timer(0.05, lambda: drive.publish(command))
         assert probe.spin_until(lambda: all(got.values()), 60.0), sim.log
         assert got['/opp_scan'][-1].header.frame_id == 'opp_racecar/laser'
@@ -183,7 +182,8 @@ def test_two_cars_use_f1tenth_gym_ros_names(simulation) -> None:
         assert opp.child_frame_id == 'opp_racecar/base_link'
         assert got['/ego_racecar/opp_odom'][-1].child_frame_id == 'opp_racecar/base_link'
         assert got['/opp_racecar/ego_odom'][-1].child_frame_id == 'ego_racecar/base_link'
-        start = position(got['/opp_racecar/odom'][0])
+        start = position(got['/opp_racecar/odom'][-1])
+        command.drive.speed = 1.0
         # the grid leaves about 0.29 m to the ego's tail, where the referee stops the car
         assert probe.spin_until(
             lambda: math.dist(position(got['/opp_racecar/odom'][-1]), start) > 0.15, 30.0), \

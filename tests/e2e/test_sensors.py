@@ -21,7 +21,8 @@ from arsim_core.sensors.geodesy import enu_to_geodetic
 from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
 
 STARTUP_S = 90.0
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+# Deep enough to keep the latched message of every publisher (description and sensor nodes).
+LATCHED = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 ORIGIN = [48.2626, 11.6681, 480.0]
 SENSORS = {
@@ -73,7 +74,10 @@ def test_every_sensor_publishes_its_message(sensor_sim) -> None:
         assert probe.spin_until(lambda: all(len(v) >= 3 for v in got.values()
                                             if v is not got['/tf_static']
                                             and v is not got['/cam/legend'])
-                                and got['/tf_static'] and got['/cam/legend'], STARTUP_S), \
+                                and got['/cam/legend'] and any(
+                                    t.child_frame_id == 'ego_racecar/lidar'
+                                    for m in got['/tf_static'] for t in m.transforms),
+                                STARTUP_S), \
             {t: len(v) for t, v in got.items()}
         check_cloud(got['/lidar'][-1])
         check_camera(got)

@@ -44,7 +44,6 @@ _RTC_RAY_QUERY_FLAG_COHERENT = 1 << 16
 _RTC_FEATURE_FLAG_ALL = 0xFFFFFFFF
 PACKET = 16
 _PACKET_WORDS = 12 * PACKET + 9 * PACKET  # ray + hit up to and including instPrimID
-_CHUNK_PACKETS = 64  # packets traced through one scratch ray buffer
 
 
 class EmbreeUnavailableError(ImportError):
@@ -130,61 +129,58 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
         n = directions.shape[0]
         m = origins.shape[0]
         packets = (n + 15) // 16
-        chunks = (packets + _CHUNK_PACKETS - 1) // _CHUNK_PACKETS
-        for chunk in range(chunks):
-            raw = np.empty(words + 16, np.float32)
-            skip = ((64 - raw.ctypes.data % 64) % 64) // 4
-            ray = raw[skip:skip + words]
-            bits = ray.view(np.uint32)
-            valid = np.empty(16, np.int32)
-            # RTCIntersectArguments: flags, feature_mask, context, filter, intersect (NULL),
-            # minWidthDistanceFactor (read only by builds with RTC_MIN_WIDTH).
-            arguments = np.zeros(10, np.uint32)
-            arguments[0] = coherent
-            arguments[1] = all_features
-            arguments[8] = unit_width
-            first = chunk * _CHUNK_PACKETS
-            for packet in range(first, min(packets, first + _CHUNK_PACKETS)):
-                base = packet * 16
-                for k in range(16):
-                    i = base + k
-                    if i < n:
-                        o = i % m
-                        valid[k] = -1
-                        ray[k] = origins[o, 0]
-                        ray[16 + k] = origins[o, 1]
-                        ray[32 + k] = origins[o, 2]
-                        ray[48 + k] = tnear
-                        ray[64 + k] = directions[i, 0]
-                        ray[80 + k] = directions[i, 1]
-                        ray[96 + k] = directions[i, 2]
-                        ray[112 + k] = 0.0
-                        ray[128 + k] = tfar
-                        bits[144 + k] = invalid  # mask: every geometry
-                        bits[160 + k] = 0
-                        bits[176 + k] = 0
-                        bits[272 + k] = invalid  # primID
-                        bits[288 + k] = invalid  # geomID
-                        bits[304 + k] = invalid  # instID
+        raw = np.empty(words + 16, np.float32)
+        skip = ((64 - raw.ctypes.data % 64) % 64) // 4
+        ray = raw[skip:skip + words]
+        bits = ray.view(np.uint32)
+        valid = np.empty(16, np.int32)
+        # RTCIntersectArguments: flags, feature_mask, context, filter, intersect (NULL),
+        # minWidthDistanceFactor (read only by builds with RTC_MIN_WIDTH).
+        arguments = np.zeros(10, np.uint32)
+        arguments[0] = coherent
+        arguments[1] = all_features
+        arguments[8] = unit_width
+        for packet in range(packets):
+            base = packet * 16
+            for k in range(16):
+                i = base + k
+                if i < n:
+                    o = i % m
+                    valid[k] = -1
+                    ray[k] = origins[o, 0]
+                    ray[16 + k] = origins[o, 1]
+                    ray[32 + k] = origins[o, 2]
+                    ray[48 + k] = tnear
+                    ray[64 + k] = directions[i, 0]
+                    ray[80 + k] = directions[i, 1]
+                    ray[96 + k] = directions[i, 2]
+                    ray[112 + k] = 0.0
+                    ray[128 + k] = tfar
+                    bits[144 + k] = invalid  # mask: every geometry
+                    bits[160 + k] = 0
+                    bits[176 + k] = 0
+                    bits[272 + k] = invalid  # primID
+                    bits[288 + k] = invalid  # geomID
+                    bits[304 + k] = invalid  # instID
+                else:
+                    valid[k] = 0
+            intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            for k in range(16):
+                i = base + k
+                if i < n:
+                    if bits[288 + k] != invalid:
+                        distance[i] = ray[128 + k]
+                        primitive[i] = np.int32(bits[272 + k])
+                        # Ng, the unnormalised geometric normal (no instancing: world).
+                        nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+                        length = np.sqrt(nx * nx + ny * ny + nz * nz)
+                        dot = (nx * directions[i, 0] + ny * directions[i, 1]
+                               + nz * directions[i, 2])
+                        cosine[i] = abs(dot) / length if length > 0.0 else 0.0
                     else:
-                        valid[k] = 0
-                intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
-                for k in range(16):
-                    i = base + k
-                    if i < n:
-                        if bits[288 + k] != invalid:
-                            distance[i] = ray[128 + k]
-                            primitive[i] = np.int32(bits[272 + k])
-                            # Ng, the unnormalised geometric normal (no instancing: world).
-                            nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
-                            length = np.sqrt(nx * nx + ny * ny + nz * nz)
-                            dot = (nx * directions[i, 0] + ny * directions[i, 1]
-                                   + nz * directions[i, 2])
-                            cosine[i] = abs(dot) / length if length > 0.0 else 0.0
-                        else:
-                            distance[i] = np.inf
-                            primitive[i] = -1
-                            cosine[i] = 0.0
+                        distance[i] = np.inf
+                        primitive[i] = -1
+                        cosine[i] = 0.0
 
     return cast
 

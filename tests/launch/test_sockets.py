@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from arsim_core.config.scenario import load_scenario
-from arsim_launch.sockets import UNITY_ADDRESS, load_run
+from arsim_core.config.scenario import TCP_BACKEND_ADDRESS, load_scenario
+from arsim_launch.sockets import load_run
 
 
 def test_the_embedded_backend_and_the_fan_out_get_private_unix_sockets(repo_root: Path) -> None:
@@ -28,7 +28,7 @@ def test_the_embedded_backend_and_the_fan_out_get_private_unix_sockets(repo_root
 def test_unity_keeps_its_tcp_default_and_set_addresses_stay(repo_root: Path) -> None:
     settings = repo_root / 'config' / 'sim.yaml'
     unity = load_run(settings, repo_root, {'backend': {'kind': 'unity'}})[0].backend
-    assert unity.address == UNITY_ADDRESS and unity.frames_address.startswith('ipc://')
+    assert unity.address == TCP_BACKEND_ADDRESS and unity.frames_address.startswith('ipc://')
     chosen = {'kind': 'external', 'address': 'tcp://127.0.0.1:7000',
               'frames_address': 'tcp://127.0.0.1:7001'}
     scenario, overrides = load_run(settings, repo_root, {'backend': chosen})

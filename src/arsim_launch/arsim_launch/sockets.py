@@ -14,13 +14,18 @@ import atexit
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from arsim_core.config.scenario import AUTO_ADDRESS, Scenario, load_scenario
+from arsim_core.config.scenario import (
+    AUTO_ADDRESS,
+    TCP_BACKEND_ADDRESS,
+    Scenario,
+    load_scenario,
+)
 
-UNITY_ADDRESS = 'tcp://127.0.0.1:5555'
-TCP_FALLBACK = {'address': UNITY_ADDRESS, 'frames_address': 'tcp://127.0.0.1:5556'}
+TCP_FALLBACK = {'address': TCP_BACKEND_ADDRESS, 'frames_address': 'tcp://127.0.0.1:5556'}
 
 
 def concrete_addresses(scenario: Scenario) -> dict[str, str]:
@@ -34,7 +39,7 @@ def concrete_addresses(scenario: Scenario) -> dict[str, str]:
         if backend.kind == 'embedded':
             local.append('address')
         else:
-            resolved['address'] = UNITY_ADDRESS
+            resolved['address'] = TCP_BACKEND_ADDRESS
     if local and os.name != 'posix':
         resolved.update((key, TCP_FALLBACK[key]) for key in local)
     elif local:
@@ -53,4 +58,4 @@ def load_run(settings: str | Path, resources: Path,
     if not addresses:
         return scenario, overrides
     overrides = {**overrides, 'backend': {**overrides.get('backend', {}), **addresses}}
-    return load_scenario(settings, resources, overrides), overrides
+    return replace(scenario, backend=replace(scenario.backend, **addresses)), overrides

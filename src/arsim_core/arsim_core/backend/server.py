@@ -23,6 +23,7 @@ from arsim_core.backend.frames import Context
 from arsim_core.backend.lidar import Lidar2D, Lidar3D
 from arsim_core.backend.scene import Footprint, World
 from arsim_core.backend.timeline import Timeline
+from arsim_core.config.scenario import TCP_BACKEND_ADDRESS
 from arsim_core.errors import ProtocolError
 
 LOG = logging.getLogger('arsim.backend')
@@ -238,7 +239,7 @@ def serve(address: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description='arsim embedded headless backend')
-    parser.add_argument('--address', default='tcp://127.0.0.1:5555',
+    parser.add_argument('--address', default=TCP_BACKEND_ADDRESS,
                         help='ZeroMQ endpoint to bind (loopback by default)')
     args, _ros_args = parser.parse_known_args(argv)
     logging.basicConfig(level=logging.INFO, format='[backend] %(levelname)s: %(message)s')

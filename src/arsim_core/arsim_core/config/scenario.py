@@ -18,6 +18,7 @@ from arsim_core.errors import ConfigError
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
+TCP_BACKEND_ADDRESS = 'tcp://127.0.0.1:5555'  # a backend's request socket, Unity's default
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 
 

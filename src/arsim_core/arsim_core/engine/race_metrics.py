@@ -1,0 +1,422 @@
+"""Race metrics: progress along the centerline, laps, sectors, time off track, collisions.
+
+The engine hands every car's pose each frame to ``RaceMetrics.update``. Positions are projected
+onto the closed centerline polyline; reinforcement-learning users step thousands of frames per
+second on tracks with thousands of centerline points, so each car keeps the segment it was last
+projected to and only a small window of segments around it is searched (see ``project``).
+
+Progress is measured from the start line (``start_s`` on the centerline) and unwrapped, so it
+grows by the track length ``L`` every lap and shrinks when a car drives backwards. Lap ``k`` is
+completed the first time progress reaches ``k * L``; checkpoints (``sectors``, fractions of the
+lap from the start line) work the same way within a lap. Crossing times are interpolated
+between frames, so lap and sector times do not depend on the frame rate and sectors add up to
+the lap time exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from itertools import pairwise
+from typing import Any, Protocol
+
+import numpy as np
+
+from arsim_core.dynamics._jit import kernel
+from arsim_core.errors import ArsimError, ConfigError
+
+Pose2D = tuple[float, float, float]
+
+class Course(Protocol):
+    """What the metrics need of a track (a ``Track`` or the engine's ``TrackWorld``)."""
+
+    centerline: Any
+    width_left: Any
+    width_right: Any
+    start_pose: tuple[float, float, float]
+
+
+#: Segments searched on either side of a car's last segment before falling back to all of them.
+WINDOW = 16
+
+
+class UnknownCarError(ArsimError, KeyError):
+    """A car name the race does not know; a ``KeyError`` so mapping-style callers catch it."""
+
+    def __str__(self) -> str:
+        """The plain message: ``KeyError`` would show it quoted."""
+        return str(self.args[0])
+
+
+@kernel
+def _scan(points: np.ndarray, x: float, y: float, first: int,
+          count: int) -> tuple[int, float, float]:
+    """Nearest of ``count`` segments from ``first`` (wrapping): (segment, t, squared distance)."""
+    n = points.shape[0]
+    best, best_t, best_d2 = -1, 0.0, math.inf
+    for k in range(count):
+        i = (first + k) % n
+        j = i + 1 if i + 1 < n else 0
+        ax, ay = points[i, 0], points[i, 1]
+        dx, dy = points[j, 0] - ax, points[j, 1] - ay
+        len2 = dx * dx + dy * dy
+        t = 0.0
+        if len2 > 0.0:
+            t = min(max(((x - ax) * dx + (y - ay) * dy) / len2, 0.0), 1.0)
+        ex, ey = ax + t * dx - x, ay + t * dy - y
+        d2 = ex * ex + ey * ey
+        if d2 < best_d2:
+            best, best_t, best_d2 = i, t, d2
+    return best, best_t, best_d2
+
+
+@kernel
+def _nearest(points: np.ndarray, s_cumulative: np.ndarray, x: float, y: float, hint: int,
+             window: int, radius: float) -> tuple[float, float, int, float]:
+    """(s, signed lateral offset, segment, t along the segment) of the nearest centerline point.
+
+    With ``hint >= 0`` only ``hint +- window`` is searched; that local minimum is the global one
+    unless it lies on the window's edge (the car moved further) or farther than ``radius`` from
+    the centerline (another part of the track may be closer), and then every segment is searched.
+    """
+    n = points.shape[0]
+    segment, t, d2 = -1, 0.0, math.inf
+    if hint >= 0 and 2 * window + 1 < n:
+        segment, t, d2 = _scan(points, x, y, hint - window, 2 * window + 1)
+        edge = (segment - hint + window) % n
+        if edge == 0 or edge == 2 * window or d2 > radius * radius:
+            segment = -1
+    if segment < 0:
+        segment, t, d2 = _scan(points, x, y, 0, n)
+    j = segment + 1 if segment + 1 < n else 0
+    ax, ay = points[segment, 0], points[segment, 1]
+    dx, dy = points[j, 0] - ax, points[j, 1] - ay
+    seg_len = math.sqrt(dx * dx + dy * dy)
+    last_dx, last_dy = points[0, 0] - points[n - 1, 0], points[0, 1] - points[n - 1, 1]
+    length = s_cumulative[n - 1] + math.sqrt(last_dx * last_dx + last_dy * last_dy)
+    s = s_cumulative[segment] + t * seg_len
+    if s >= length:
+        s -= length
+    lateral = math.copysign(math.sqrt(d2), dx * (y - ay) - dy * (x - ax))
+    return float(s), float(lateral), segment, float(t)  # plain floats without numba too
+
+
+def project(centerline: np.ndarray, s_cumulative: np.ndarray, point: Sequence[float],
+            hint: int = -1, window: int = WINDOW,
+            radius: float = math.inf) -> tuple[float, float, int]:
+    """Nearest point of the closed ``centerline`` (N, 2) to ``point``: (s, lateral, segment).
+
+    ``s_cumulative`` (N,) is the arc length of every centerline point from the first one and
+    ``lateral`` is positive to the left of the driving direction. ``hint`` is the segment found
+    last time (-1 searches all segments); the window around it widens to a full search when
+    the nearest point is on the window's edge or farther than ``radius`` from the centerline.
+    """
+    s, lateral, segment, _ = _nearest(
+        np.ascontiguousarray(centerline, dtype=np.float64),
+        np.ascontiguousarray(s_cumulative, dtype=np.float64),
+        float(point[0]), float(point[1]), int(hint), int(window), float(radius))
+    return s, lateral, segment
+
+
+@dataclass(frozen=True)
+class CarRaceStatus:
+    """One car's race at the latest frame; times in seconds, distances in metres."""
+
+    name: str
+    position: int  # 1-based standing
+    s: float  # arc length along the centerline from its first point, [0, L)
+    lap_fraction: float  # s / L
+    progress: float  # unwrapped distance since the start line, negative on the grid
+    laps: int  # completed laps
+    lap_time: float  # running time of the current lap
+    last_lap: float | None
+    best_lap: float | None
+    lap_times: tuple[float, ...]
+    sector_times: tuple[float | None, ...]  # current lap, None while not reached
+    last_sector_times: tuple[float | None, ...]  # of the last completed lap
+    best_sector_times: tuple[float | None, ...]
+    time_off_track: float  # total
+    off_track: bool  # in this frame
+    collisions: int
+    lateral_offset: float  # positive left of the centerline
+
+
+class _Car:
+    """Mutable per-car bookkeeping; ``CarRaceStatus`` is its frozen public view."""
+
+    __slots__ = (
+        'best_sector_times', 'collisions', 'lap_frame', 'lap_start', 'lap_times', 'lateral',
+        'laps', 'last_sector_times', 'name', 'next_sector', 'off_track', 'progress', 's',
+        'sector_start', 'sector_times', 'segment', 'target', 'time', 'time_off_track',
+    )
+
+    def __init__(self, name: str, sectors: int) -> None:
+        self.name = name
+        self.segment = -1  # centerline segment of the last projection; -1 until placed
+        self.s = 0.0
+        self.lateral = 0.0
+        self.off_track = False
+        self.progress = 0.0
+        self.target = math.inf  # progress of the next checkpoint (sector end or lap end)
+        self.next_sector = 0
+        self.laps = 0
+        self.time = 0.0  # race time of the car's last update
+        self.lap_start = 0.0  # race time the current lap started: the last lap completion
+        self.sector_start = 0.0
+        self.lap_times: list[float] = []
+        self.sector_times: list[float | None] = [None] * sectors
+        self.last_sector_times: list[float | None] = [None] * sectors
+        self.best_sector_times: list[float | None] = [None] * sectors
+        self.time_off_track = 0.0
+        self.collisions = 0
+        self.lap_frame = -1  # update count at the last lap completion
+
+    def rank(self) -> tuple[int, float, float, str]:
+        """Sort key of the standings: more laps, more progress, earlier lap completion, name."""
+        return -self.laps, -self.progress, self.lap_start, self.name
+
+
+class RaceMetrics:
+    """Per-car race progress, lap and sector times, time off track and collisions.
+
+    ``centerline`` (N, 2) is closed implicitly and ordered in the driving direction;
+    ``width_left``/``width_right`` (N,) are the distances to the track edges. ``start_s`` is
+    the arc length of the start line and ``sectors`` the lap fractions (from the start line) of
+    the checkpoints between sectors: ``(1/3, 2/3)`` makes three sectors.
+
+    A car is placed (by ``reset``, ``place`` or, if it has no pose yet, its first pose in
+    ``update``) without counting the move as progress: its progress becomes its completed laps
+    times ``L`` plus the signed shortest arc distance of its pose from the start line, so a car
+    1 m behind the line has progress -1, and a car reset to the grid mid-race keeps its laps but
+    starts its lap position afresh. Checkpoints a placement jumps past are skipped (their time
+    stays None), never timed. Between placements the poses must be close (less than L/2 apart).
+    """
+
+    def __init__(self, centerline: np.ndarray, width_left: np.ndarray, width_right: np.ndarray,
+                 cars: Sequence[str], start_s: float = 0.0,
+                 sectors: Sequence[float] = ()) -> None:
+        points = np.array(centerline, dtype=np.float64)
+        if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 3:
+            msg = f'centerline must be an (N >= 3, 2) array of x, y points, got {points.shape}'
+            raise ConfigError(msg)
+        widths: dict[str, np.ndarray] = {}
+        for key, values in (('width_left', width_left), ('width_right', width_right)):
+            arr = np.asarray(values, dtype=np.float64)
+            if arr.shape != (points.shape[0],):
+                msg = (f'{key} must have shape ({points.shape[0]},), one width per centerline '
+                       f'point, got {arr.shape}')
+                raise ConfigError(msg)
+            if not np.all(arr >= 0.0):
+                msg = f'{key} must hold finite non-negative distances [m], got {arr.min()}'
+                raise ConfigError(msg)
+            widths[key] = arr
+        segments = np.hypot(*(np.roll(points, -1, axis=0) - points).T)
+        if not np.all(np.isfinite(points)) or not segments.sum() > 0.0:
+            msg = 'centerline must hold finite points of a loop with a non-zero length'
+            raise ConfigError(msg)
+        fractions = tuple(float(f) for f in sectors)
+        if any(not 0.0 < f < 1.0 for f in fractions) or any(
+                a >= b for a, b in pairwise(fractions)):
+            msg = f'sectors must be strictly increasing lap fractions in (0, 1), got {fractions}'
+            raise ConfigError(msg)
+        names = tuple(cars)
+        if len(set(names)) != len(names):
+            msg = f'car names must be unique, got {list(names)}'
+            raise ConfigError(msg)
+        self._points = points
+        self._s = np.concatenate([[0.0], np.cumsum(segments[:-1])])
+        self._length = float(segments.sum())
+        self._width_left: list[float] = widths['width_left'].tolist()
+        self._width_right: list[float] = widths['width_right'].tolist()
+        # Inside the widest track edge a local nearest point is the global one on any track
+        # whose edges do not overlap; farther out, every segment is searched.
+        self._radius = float(max(np.max(widths['width_left']), np.max(widths['width_right'])))
+        self._start_s = float(start_s) % self._length
+        self._fractions = (*fractions, 1.0)  # checkpoint lap fractions, the lap end last
+        self._names = names
+        self.reset({})
+
+    @classmethod
+    def for_track(cls, track: Course, cars: Sequence[str],
+                  sectors: Sequence[float] = ()) -> RaceMetrics:
+        """Metrics on ``track``, the start line where its start pose projects."""
+        points = np.asarray(track.centerline, dtype=np.float64)
+        s_cumulative = np.concatenate(
+            [[0.0], np.cumsum(np.hypot(*(np.roll(points, -1, axis=0) - points).T)[:-1])])
+        start_s, _, _ = project(points, s_cumulative, track.start_pose[:2])
+        return cls(points, track.width_left, track.width_right, cars, start_s, sectors)
+
+    @property
+    def sectors(self) -> tuple[float, ...]:
+        """Where each sector ends, as lap fractions from the start line (the last is 1)."""
+        return self._fractions
+
+    @property
+    def length(self) -> float:
+        """Length L of the closed centerline [m]."""
+        return self._length
+
+    @property
+    def cars(self) -> tuple[str, ...]:
+        """Car names in the order given."""
+        return self._names
+
+    def reset(self, poses: Mapping[str, Pose2D]) -> None:
+        """Start a new race at time 0: everything cleared, the cars in ``poses`` placed."""
+        sectors = len(self._fractions)
+        self._cars: dict[str, _Car] = {name: _Car(name, sectors) for name in self._names}
+        self._time = 0.0
+        self._frame = 0  # updates since the reset
+        for name, pose in poses.items():
+            self._place(self._car(name), float(pose[0]), float(pose[1]))
+
+    def place(self, car: str, pose: Pose2D) -> None:
+        """Teleport ``car`` to ``pose`` without counting the jump (see the class docstring)."""
+        self._place(self._car(car), float(pose[0]), float(pose[1]))
+
+    def update(self, time_s: float, poses: Mapping[str, Pose2D],
+               new_contacts: Iterable[str] = ()) -> None:
+        """Advance to race time ``time_s`` [s since reset] with the cars' poses of this frame.
+
+        ``new_contacts`` names the cars that started a new contact in this frame. Cars missing
+        from ``poses`` keep their state.
+        """
+        if time_s < self._time:
+            msg = f'race time must not go back: {time_s} after {self._time}'
+            raise ValueError(msg)
+        self._time = time_s
+        self._frame += 1
+        for name, pose in poses.items():
+            car = self._cars.get(name) or self._car(name)
+            if car.segment < 0:
+                self._place(car, float(pose[0]), float(pose[1]))
+            else:
+                self._advance(car, float(pose[0]), float(pose[1]), time_s)
+            car.time = time_s
+        for name in new_contacts:
+            self._car(name).collisions += 1
+
+    def lap_completed(self, car: str) -> bool:
+        """True only right after the update in which ``car`` completed a lap (for rewards)."""
+        return self._car(car).lap_frame == self._frame
+
+    def status(self, car: str) -> CarRaceStatus:
+        """``car``'s race at the latest frame."""
+        state = self._car(car)
+        rank = state.rank()
+        ahead = sum(other.rank() < rank for other in self._cars.values())
+        return self._status(state, ahead + 1)
+
+    def standings(self) -> list[CarRaceStatus]:
+        """Every car's status, leader first."""
+        order = sorted(self._cars.values(), key=_Car.rank)
+        return [self._status(car, position) for position, car in enumerate(order, start=1)]
+
+    def table(self) -> str:
+        """A plain-text results table in standings order, for printing when a race stops."""
+        header = ('Pos', 'Car', 'Laps', 'Best lap', 'Last lap', 'Best sectors', 'Off track',
+                  'Collisions')
+        rows = [(str(st.position), st.name, str(st.laps), _seconds(st.best_lap),
+                 _seconds(st.last_lap), ' / '.join(_seconds(t) for t in st.best_sector_times),
+                 f'{st.time_off_track:.2f}', str(st.collisions))
+                for st in self.standings()]
+        widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+        left = {1, 5}  # names and sector lists read better left-aligned
+        lines = ['  '.join(cell.ljust(w) if i in left else cell.rjust(w)
+                           for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+                 for row in (header, *rows)]
+        return '\n'.join(lines)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Every car's status as plain JSON-serialisable values, keyed by name, leader first."""
+        return {st.name: asdict(st) for st in self.standings()}
+
+    def _car(self, name: str) -> _Car:
+        """The state of car ``name``, or an error listing the cars this race knows."""
+        try:
+            return self._cars[name]
+        except KeyError:
+            msg = f'unknown car {name!r}; the race has {", ".join(map(repr, self._names))}'
+            raise UnknownCarError(msg) from None
+
+    def _project(self, car: _Car, x: float, y: float, hint: int) -> float:
+        """Project ``(x, y)`` into ``car``'s position fields; returns the previous ``s``."""
+        previous = car.s
+        s, lateral, segment, t = _nearest(self._points, self._s, x, y, hint, WINDOW,
+                                          self._radius)
+        j = segment + 1 if segment + 1 < len(self._width_left) else 0
+        if lateral >= 0.0:
+            edge = self._width_left[segment] * (1.0 - t) + self._width_left[j] * t
+        else:
+            edge = self._width_right[segment] * (1.0 - t) + self._width_right[j] * t
+        car.s, car.lateral, car.segment, car.off_track = s, lateral, segment, abs(lateral) > edge
+        return previous
+
+    def _place(self, car: _Car, x: float, y: float) -> None:
+        """Project with a full search and restart the car's position on its current lap."""
+        self._project(car, x, y, -1)
+        car.progress = car.laps * self._length + _shortest(car.s - self._start_s, self._length)
+        car.target = self._checkpoint(car)
+        while car.progress >= car.target:  # jumped past a checkpoint: skip, do not time it
+            car.next_sector += 1
+            car.sector_start = self._time
+            car.target = self._checkpoint(car)
+
+    def _advance(self, car: _Car, x: float, y: float, time_s: float) -> None:
+        """Move the car by the shortest arc step and time the checkpoints it passed."""
+        previous_s = self._project(car, x, y, car.segment)
+        previous = car.progress
+        car.progress += _shortest(car.s - previous_s, self._length)
+        while car.progress >= car.target:
+            at = car.time + (time_s - car.time) * (car.target - previous) / (
+                car.progress - previous)
+            self._pass_checkpoint(car, at)
+        if car.off_track:
+            car.time_off_track += time_s - car.time
+
+    def _pass_checkpoint(self, car: _Car, at: float) -> None:
+        """Record the sector ending at race time ``at`` and, after the last one, the lap."""
+        k = car.next_sector
+        split = at - car.sector_start
+        car.sector_times[k] = split
+        best = car.best_sector_times[k]
+        if best is None or split < best:
+            car.best_sector_times[k] = split
+        car.sector_start = at
+        car.next_sector = k + 1
+        if car.next_sector == len(self._fractions):
+            car.lap_times.append(at - car.lap_start)
+            car.lap_start = at
+            car.laps += 1
+            car.last_sector_times = car.sector_times
+            car.sector_times = [None] * len(self._fractions)
+            car.next_sector = 0
+            car.lap_frame = self._frame
+        car.target = self._checkpoint(car)
+
+    def _checkpoint(self, car: _Car) -> float:
+        """Progress at which ``car`` passes its next checkpoint."""
+        return (car.laps + self._fractions[car.next_sector]) * self._length
+
+    def _status(self, car: _Car, position: int) -> CarRaceStatus:
+        """The frozen public view of ``car`` at standing ``position``."""
+        laps = tuple(car.lap_times)
+        return CarRaceStatus(
+            name=car.name, position=position, s=car.s, lap_fraction=car.s / self._length,
+            progress=car.progress, laps=car.laps, lap_time=self._time - car.lap_start,
+            last_lap=laps[-1] if laps else None, best_lap=min(laps) if laps else None,
+            lap_times=laps, sector_times=tuple(car.sector_times),
+            last_sector_times=tuple(car.last_sector_times),
+            best_sector_times=tuple(car.best_sector_times), time_off_track=car.time_off_track,
+            off_track=car.off_track, collisions=car.collisions, lateral_offset=car.lateral)
+
+
+def _shortest(ds: float, length: float) -> float:
+    """The arc step ``ds`` wrapped to the shorter way round a loop of ``length``, [-L/2, L/2)."""
+    return (ds + 0.5 * length) % length - 0.5 * length
+
+
+def _seconds(value: float | None) -> str:
+    """Seconds with millisecond precision, or '-' for a time not set yet."""
+    return '-' if value is None else f'{value:.3f}'

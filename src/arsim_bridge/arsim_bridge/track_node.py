@@ -174,6 +174,9 @@ class TrackNode(Node):
         msg.triangles = array.array('I', np.asarray(mesh.triangles, np.uint32).ravel().tobytes())
         msg.labels = array.array('B', np.asarray(mesh.labels, np.uint8).tobytes())
         msg.start_pose = pose_2d(*track.start_pose)
+        msg.centerline = array.array('d', np.asarray(track.centerline, np.float64).ravel())
+        msg.width_left = array.array('d', np.asarray(track.width_left, np.float64))
+        msg.width_right = array.array('d', np.asarray(track.width_right, np.float64))
         return msg
 
     def _markers(self, mesh: TrackMesh) -> MarkerArray:

@@ -48,6 +48,8 @@ class EmbeddedBackend:
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
         self.track_name = ''
+        self.car_specs: list[Mapping[str, Any]] = []
+        self.frame_period_ns = 0
         self._renderer: Renderer | None = None
 
     def renderer(self) -> Renderer:
@@ -69,32 +71,25 @@ class EmbeddedBackend:
         return handler(message)
 
     def _initial_settings(self, message: protocol.Message) -> Frames:
-        cars = _list(message.header, 'cars')
-        seed = int(message.header.get('seed', 0))
-        frame_period = int(message.header.get('frame_period_ns', 0))
-        sensors: dict[tuple[str, str], Sensor] = {}
-        computed: set[tuple[str, str]] = set()
+        self.configure(message.header, message.arrays)
+        return self._ready(message)
+
+    def configure(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        """Apply InitialSettings (its header and track arrays); in-process callers use this
+        directly, without the socket and the JSON."""
+        cars = _list(header, 'cars')
         footprints: dict[str, Footprint] = {}
-        for car_index, car in enumerate(cars):
-            car_id = str(car.get('id'))
+        for car in cars:
             if car.get('footprint') is not None:
-                footprints[car_id] = _footprint(car)
-            for sensor_index, spec in enumerate(_list(car, 'sensors')):
-                kind = spec.get('type')
-                if kind in COMPUTED_TYPES:
-                    computed.add((car_id, str(spec.get('name'))))
-                    continue
-                if kind not in SENSOR_TYPES:
-                    msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
-                           f'{sorted(SENSOR_TYPES)}')
-                    raise ProtocolError(msg)
-                sensor = SENSOR_TYPES[kind].from_wire(car_id, spec, seed + 1000 * car_index
-                                                      + sensor_index, frame_period)
-                sensors[(sensor.car, sensor.name)] = sensor
-        self._load_track(message)
+                footprints[str(car.get('id'))] = _footprint(car)
+        frame_period = int(header.get('frame_period_ns', 0))
+        sensors, computed = _make_sensors(cars, int(header.get('seed', 0)), frame_period)
+        self._load_track(header, arrays, protocol.INITIAL_SETTINGS)
         self.sensors, self.computed = sensors, computed
+        self.car_specs = cars
+        self.frame_period_ns = frame_period
         self.footprints = footprints
-        self.cars_visible = bool(message.header.get('cars_visible', True))
+        self.cars_visible = bool(header.get('cars_visible', True))
         assert self.world is not None
         self.world.set_cars(footprints, self.cars_visible)
         periods = [s.period_ns for s in sensors.values() if isinstance(s, Lidar3D)]
@@ -103,10 +98,15 @@ class EmbeddedBackend:
             LOG.info('camera renderer: %s', self.renderer().name)
         LOG.info('ready: track %r, %d car(s), %d rendered sensor(s)', self.track_name,
                  len(cars), len(sensors))
-        return self._ready(message)
+
+    def reseed(self, seed: int) -> None:
+        """Start every sensor's noise afresh from ``seed``, as InitialSettings would, without
+        reloading the track: a reproducible episode start for in-process users."""
+        self.sensors, self.computed = _make_sensors(self.car_specs, seed, self.frame_period_ns)
+        self.timeline.clear()
 
     def _track(self, message: protocol.Message) -> Frames:
-        self._load_track(message)
+        self._load_track(message.header, message.arrays, message.topic)
         assert self.world is not None
         self.world.set_cars(self.footprints, self.cars_visible)
         return self._ready(message)
@@ -117,12 +117,13 @@ class EmbeddedBackend:
         return protocol.encode(protocol.READY, message.step, message.time_ns,
                                {'backend': NAME, 'track': self.track_name, 'sensors': listing})
 
-    def _load_track(self, message: protocol.Message) -> None:
-        vertices = message.arrays.get('track_vertices')
-        triangles = message.arrays.get('track_triangles')
-        labels = message.arrays.get('track_labels')
+    def _load_track(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
+                    topic: str) -> None:
+        vertices = arrays.get('track_vertices')
+        triangles = arrays.get('track_triangles')
+        labels = arrays.get('track_labels')
         if vertices is None or triangles is None:
-            msg = f'{message.topic} needs the frames track_vertices and track_triangles'
+            msg = f'{topic} needs the frames track_vertices and track_triangles'
             raise ProtocolError(msg)
         if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 \
                 or triangles.shape[1] != 3:
@@ -138,35 +139,66 @@ class EmbeddedBackend:
         if self._renderer is not None:
             self._renderer.set_track(self.world.vertices, self.world.triangles,
                                      self.world.triangle_labels)
-        self.track_name = str(message.header.get('track', {}).get('name', ''))
+        self.track_name = str(header.get('track', {}).get('name', ''))
 
     def _update(self, message: protocol.Message) -> Frames:
+        poses = {str(car['id']): _pose(car) for car in _list(message.header, 'cars')}
+        requests = [(str(r.get('car')), str(r.get('sensor')))
+                    for r in _list(message.header, 'render')]
+        arrays, meta = self.render(message.time_ns, poses, requests)
+        return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
+
+    def render(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+               requests: Sequence[tuple[str, str]]
+               ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
+        """Move the cars to ``poses`` (x, y, z, roll, pitch, yaw) at ``time_ns`` and render the
+        (car, sensor) ``requests``: the frames of an Update reply and their descriptions."""
         if self.world is None:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
-        poses = {str(car['id']): _pose(car) for car in _list(message.header, 'cars')}
-        requests = []
-        for request in _list(message.header, 'render'):
-            key = (str(request.get('car')), str(request.get('sensor')))
+        rendered = []
+        for key in requests:
             if key in self.computed:
                 continue
             if key not in self.sensors or key[0] not in poses:
                 msg = f'render request for unknown car/sensor {key}'
                 raise ProtocolError(msg)
-            requests.append(key)
-        self.timeline.add(message.time_ns, poses)
-        ctx = Context(self.world, self.timeline, message.time_ns, self.renderer)
+            rendered.append(self.sensors[key])
+        self.timeline.add(time_ns, poses)
+        ctx = Context(self.world, self.timeline, time_ns, self.renderer)
         arrays: dict[str, np.ndarray] = {}
         meta: dict[str, dict[str, Any]] = {}
-        for car, name in requests:
-            sensor = self.sensors[(car, name)]
-            rendered = sensor.render(ctx)
-            for output in rendered.outputs:
-                frame = f'{car}/{name}{output.suffix}'
+        for sensor in rendered:
+            result = sensor.render(ctx)
+            for output in result.outputs:
+                frame = f'{sensor.car}/{sensor.name}{output.suffix}'
                 arrays[frame] = output.array
-                meta[frame] = {'car': car, 'sensor': name, 'type': sensor.kind,
-                               'encoding': output.encoding, 'stamp_ns': rendered.stamp_ns}
-        return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
+                meta[frame] = {'car': sensor.car, 'sensor': sensor.name, 'type': sensor.kind,
+                               'encoding': output.encoding, 'stamp_ns': result.stamp_ns}
+        return arrays, meta
+
+
+def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns: int
+                  ) -> tuple[dict[tuple[str, str], Sensor], set[tuple[str, str]]]:
+    """The rendered sensors of every car, each with its own noise seed, and the (car, sensor)
+    keys of the computed ones a backend skips."""
+    sensors: dict[tuple[str, str], Sensor] = {}
+    computed: set[tuple[str, str]] = set()
+    for car_index, car in enumerate(cars):
+        car_id = str(car.get('id'))
+        for sensor_index, spec in enumerate(_list(car, 'sensors')):
+            kind = spec.get('type')
+            if kind in COMPUTED_TYPES:
+                computed.add((car_id, str(spec.get('name'))))
+                continue
+            if kind not in SENSOR_TYPES:
+                msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
+                       f'{sorted(SENSOR_TYPES)}')
+                raise ProtocolError(msg)
+            sensor = SENSOR_TYPES[kind].from_wire(car_id, spec, seed + 1000 * car_index
+                                                  + sensor_index, frame_period_ns)
+            sensors[(sensor.car, sensor.name)] = sensor
+    return sensors, computed
 
 
 def _footprint(car: Mapping[str, Any]) -> Footprint:

@@ -77,6 +77,7 @@ class TopicMap:
     initialpose_topic: str
     goal_pose_topic: str
     event_topic: str
+    race_topic: str
     ego: _CarTemplate
     opponent: _CarTemplate
     named: dict[str, Section]
@@ -94,7 +95,7 @@ class TopicMap:
 def load_topic_map(path: Path) -> TopicMap:
     root = Section(load_yaml(path), path)
     root.reject_unknown({'description', 'world_frame', 'map_topic', 'track_topic',
-                         'initialpose_topic', 'goal_pose_topic', 'event_topic', 'ego',
+                         'initialpose_topic', 'goal_pose_topic', 'event_topic', 'race_topic', 'ego',
                          'opponents', 'named'})
     return TopicMap(
         name=path.stem, source=str(path),
@@ -104,6 +105,7 @@ def load_topic_map(path: Path) -> TopicMap:
         initialpose_topic=root.string('initialpose_topic', '/initialpose'),
         goal_pose_topic=root.string('goal_pose_topic', '/goal_pose'),
         event_topic=root.string('event_topic', '/arsim/events'),
+        race_topic=root.string('race_topic', '/arsim/race'),
         ego=_CarTemplate(root.section('ego')),
         opponent=_CarTemplate(root.section('opponents')),
         named=dict(root.section('named', {}).items()))

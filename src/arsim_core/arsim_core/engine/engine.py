@@ -1,0 +1,228 @@
+"""The simulation engine: one object that owns a whole simulation, without ROS or sockets.
+
+It holds sim time, the cars (their vehicle models, or states handed in from outside), the
+referee, the sensor schedule, a renderer and the race metrics. Two ways to drive it:
+
+- in process (``reset``/``drive``/``advance``): the engine integrates its own vehicles and
+  renders the due sensors synchronously; the Gymnasium environment works this way;
+- with car states from outside (``judge``): dynamics run elsewhere (the ROS dynamics nodes,
+  a user's node), the engine referees and measures, and a lockstep loop
+  (:mod:`arsim_core.engine.lockstep`) pipelines the renders; the ROS bridge works this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from arsim_core.config.scenario import Scenario
+from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig, load_vehicle_config
+from arsim_core.engine.race_metrics import RaceMetrics
+from arsim_core.engine.referee import (
+    INVALID_STATE,
+    MODEL_ERROR,
+    RESET,
+    Event,
+    Judgement,
+    Placement,
+    Referee,
+)
+from arsim_core.engine.render import InProcessRenderer, Renderer, initial_settings
+from arsim_core.engine.schedule import SensorSchedule
+from arsim_core.engine.state import CarState, Pose2D
+from arsim_core.engine.world import TrackWorld
+from arsim_core.errors import ArsimError
+from arsim_core.race import CollisionWorld
+
+# A state faster than this many times the car's top speed is not a car's: refused.
+ABSURD_SPEED_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What one in-process frame produced: every car's state, the referee's verdict (events
+    include resets and model errors) and the rendered sensor data by frame name."""
+
+    step: int
+    time_ns: int
+    states: Mapping[str, CarState]
+    judgement: Judgement
+    sensors: Mapping[str, np.ndarray]
+
+
+class Engine:
+    """One simulation of ``scenario``. ``dynamics=False`` leaves integrating the cars to
+    someone else, who hands their states to :meth:`judge` every frame."""
+
+    def __init__(self, scenario: Scenario, renderer: Renderer | None = None, *,
+                 dynamics: bool = True, sectors: Sequence[float] = (), seed: int = 0) -> None:
+        self.scenario = scenario
+        self.cars = scenario.cars
+        self.names = tuple(car.name for car in scenario.cars)
+        self.period_ns = scenario.frame_period_ns
+        self.step = 0
+        self.time_ns = 0
+        self.seed = seed
+        self.sectors = tuple(sectors)
+        self.referee = Referee(scenario.cars, scenario.collisions)
+        self.schedule = SensorSchedule(scenario.cars, self.period_ns)
+        self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
+        self.configs: dict[str, VehicleConfig] = {
+            car.name: load_vehicle_config(car.profile.raw, car.profile.source)
+            for car in scenario.cars}
+        self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
+            abs(c.params.longitudinal.min_speed), c.params.longitudinal.max_speed)
+            for name, c in self.configs.items()}
+        self.vehicles: dict[str, Vehicle] = {
+            car.name: Vehicle(self.configs[car.name]) for car in scenario.cars
+            if dynamics and not car.external_dynamics}
+        self.world: TrackWorld | None = None
+        self.ready: Mapping[str, object] = {}  # the renderer's Ready header
+        self.metrics: RaceMetrics | None = None
+        self.states: dict[str, CarState] = {}
+        self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
+
+    # --- the track --------------------------------------------------------------------------
+    def load_track(self, world: TrackWorld, timeout_s: float = 60.0) -> tuple[Placement, ...]:
+        """Make ``world`` the track, for the referee, the metrics and the renderer (started on
+        the first track). Every car goes to its start pose on it: the placements returned."""
+        if self.world is None:
+            settings = initial_settings(self.scenario, world, self.seed)
+            self.ready = self.renderer.start(settings, world, timeout_s)
+        else:
+            self.renderer.switch_track(self.step, self.time_ns, world)
+        self.world = world
+        self.referee.set_track(CollisionWorld(world.vertices, world.triangles.astype(np.int64),
+                                              world.labels), world.start_pose)
+        self.metrics = None
+        if world.centerline is not None:
+            self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
+        placements = self.referee.reset_to_start(self.names)
+        self._place(placements)
+        return placements
+
+    @property
+    def start_poses(self) -> dict[str, Pose2D]:
+        return self.referee.start_pose
+
+    # --- shared by both ways of driving -----------------------------------------------------
+    def judge(self, states: Mapping[str, CarState],
+              events: Iterable[Event] = ()) -> Judgement:
+        """Referee and measure one frame's car states (at ``self.time_ns``).
+
+        A state no car can have (NaN, absurd speed) is refused: the car is sent back to its
+        start pose and an event says why, so one bad dynamics node never stops the run.
+        """
+        events = list(events)
+        valid: dict[str, CarState] = {}
+        refused: list[str] = []
+        for name, state in states.items():
+            problem = state.problem(self.max_speed[name])
+            if problem is None:
+                valid[name] = state
+            else:
+                refused.append(name)
+                events.append(Event(name, INVALID_STATE, f'{name}: refused a state ({problem})'
+                                                         f'; back to the start pose'))
+        self.states.update(valid)
+        verdict = self.referee.judge(valid)
+        placements = verdict.placements + self.referee.reset_to_start(refused)
+        if self.metrics is not None:
+            self.metrics.update(self.time_ns * 1e-9, {n: s.pose for n, s in valid.items()},
+                                verdict.new_contacts)
+        self._place(placements)
+        return Judgement((*events, *verdict.events), placements)
+
+    def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
+        placements = self.referee.reset_to_start(cars)
+        self._place(placements)
+        return placements
+
+    def _place(self, placements: Iterable[Placement]) -> None:
+        """Placements land in the next frame: in-process vehicles take them then, and the
+        metrics re-project the cars so the jump is not counted as driving."""
+        for placement in placements:
+            if placement.car in self.vehicles:
+                self.pending[placement.car] = placement
+            if self.metrics is not None:
+                self.metrics.place(placement.car, placement.pose)
+
+    def render_poses(self, states: Mapping[str, CarState]) -> dict[str, list[float]]:
+        return {name: state.render_pose() for name, state in states.items()}
+
+    # --- in process -------------------------------------------------------------------------
+    def reset(self, poses: Mapping[str, Pose2D] | None = None,
+              seed: int | None = None) -> Frame:
+        """Time 0: every car at rest at ``poses`` (default: the start poses), metrics
+        cleared, sensor noise from ``seed``, and frame 0 rendered."""
+        if self.world is None:
+            msg = 'load a track before resetting the engine'
+            raise ArsimError(msg)
+        unknown = sorted(set(poses or {}) - set(self.names))
+        if unknown:
+            msg = f'unknown car(s) {unknown} in the reset poses; the cars are {list(self.names)}'
+            raise ArsimError(msg)
+        if seed is not None and isinstance(self.renderer, InProcessRenderer):
+            self.renderer.reseed(seed)
+        self.step, self.time_ns = 0, 0
+        start = {**self.referee.start_pose, **(poses or {})}
+        self.referee.restart()
+        self.pending.clear()
+        for name, vehicle in self.vehicles.items():
+            vehicle.reset(*start[name])
+        self.states = {name: read_state(v) for name, v in self.vehicles.items()}
+        if self.metrics is not None:
+            self.metrics.reset({name: s.pose for name, s in self.states.items()})
+        judgement = self.referee.judge(self.states)
+        return Frame(0, 0, dict(self.states), judgement, self._render())
+
+    def drive(self, car: str, speed: float, steering_angle: float) -> None:
+        """Ackermann target for ``car`` (clipped to its limits by the vehicle)."""
+        self.vehicles[car].set_ackermann(speed, steering_angle)
+
+    def advance(self) -> Frame:
+        """One frame: integrate every vehicle (or apply its placement), judge, render."""
+        self.step += 1
+        self.time_ns += self.period_ns
+        dt = self.period_ns * 1e-9
+        events: list[Event] = []
+        states: dict[str, CarState] = {}
+        for name, vehicle in self.vehicles.items():
+            placement = self.pending.pop(name, None)
+            if placement is not None:
+                vehicle.reset(*placement.pose, placement.speed)
+                events.append(Event(name, RESET, f'{name} placed at x={placement.pose[0]:.3f} '
+                                                 f'y={placement.pose[1]:.3f}'))
+            else:
+                try:
+                    vehicle.advance(dt)
+                except ModelDivergedError as exc:
+                    events.append(Event(name, MODEL_ERROR, str(exc)))
+                    vehicle.reset(*self.referee.start_pose[name])
+            states[name] = read_state(vehicle)
+        judgement = self.judge(states, events)
+        return Frame(self.step, self.time_ns, states, judgement, self._render())
+
+    def _render(self) -> dict:
+        due = self.schedule.due(self.step)
+        if not due:
+            return {}
+        renderer = self.renderer
+        poses = self.render_poses(self.states)
+        if isinstance(renderer, InProcessRenderer):
+            return renderer.render(self.time_ns, poses, due)
+        renderer.send(self.step, self.time_ns, poses, due)
+        return dict(renderer.receive().arrays)
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+def read_state(vehicle: Vehicle) -> CarState:
+    """A vehicle's state as the engine passes it on. The acceleration is left at zero: it
+    costs a model evaluation, and only the IMU, which the engine does not compute, reads it."""
+    x, y, yaw = vehicle.pose
+    vx, vy, wz = vehicle.body_velocity
+    return CarState(x, y, yaw, vx, vy, wz, steering_angle=vehicle.steering_angle)

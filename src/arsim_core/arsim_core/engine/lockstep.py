@@ -1,0 +1,248 @@
+"""The lockstep loop for cars integrated outside the engine: clock -> car states -> referee
+-> render -> sensor fan-out -> drivers, pipelined so the backend renders frame k while frame
+k-1 goes out.
+
+The loop knows nothing of ROS: everything it sends and waits for goes through a :class:`Link`
+(ROS topics and a ZeroMQ fan-out in ``arsim_bridge``, plain Python objects in the tests).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from arsim_core import protocol
+from arsim_core.engine.engine import Engine
+from arsim_core.engine.referee import Judgement
+from arsim_core.engine.state import CarState
+from arsim_core.engine.world import TrackWorld
+from arsim_core.errors import ArsimError
+
+STATUS_PERIOD_S = 10.0
+PING_PERIOD_S = 0.2
+
+
+@dataclass
+class Drivers:
+    """Which drivers answered the data they were last sent, and which stay silent.
+
+    A silent driver (none running, a teleop between key presses) costs one timeout, then the
+    simulation runs on without waiting for it until it speaks again.
+    """
+
+    commanded: set[str] = field(default_factory=set)  # spoke since their car's last data
+    silent: set[str] = field(default_factory=set)
+
+    def heard(self, car: str) -> None:
+        self.commanded.add(car)
+        self.silent.discard(car)
+
+    def data_sent(self) -> None:
+        """What counts as an answer arrives after this."""
+        self.commanded.clear()
+
+    def awaited(self, cars: set[str]) -> set[str]:
+        return cars - self.silent
+
+    def answered(self, cars: set[str]) -> bool:
+        return cars <= self.commanded
+
+    def give_up(self, cars: set[str]) -> set[str]:
+        """Mark the drivers of ``cars`` that did not answer as silent; returns them."""
+        silent = cars - self.commanded
+        self.silent |= silent
+        return silent
+
+
+class Link(Protocol):
+    """What the lockstep loop needs from the transport around it."""
+
+    drivers: Drivers
+
+    def publish_clock(self, time_ns: int) -> None: ...
+
+    def spin_until(self, done: Callable[[], bool], timeout_s: float,
+                   every: Callable[[], None] | None = None) -> bool:
+        """Process incoming messages until ``done()`` or the timeout; calls ``every`` each
+        PING_PERIOD_S while waiting. False on timeout."""
+        ...
+
+    def car_state(self, car: str) -> tuple[int, CarState] | None:
+        """The latest state of ``car`` and its stamp [ns], or None before the first."""
+        ...
+
+    def take_track(self) -> TrackWorld | None:
+        """A track that arrived since the last call, or None."""
+        ...
+
+    def publish(self, judgement: Judgement, time_ns: int) -> None:
+        """Send the referee's events and the placements to the cars' dynamics."""
+        ...
+
+    def republishers_ready(self) -> bool: ...
+
+    def deliver(self, time_ns: int, states: Mapping[str, CarState],
+                reply: protocol.Message) -> None:
+        """Fan a rendered frame and the states it shows out to the sensor republishers."""
+        ...
+
+    def ok(self) -> bool: ...
+
+    def log(self, level: str, text: str, throttle_s: float = 0.0) -> None: ...
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A frame the backend is rendering: its time, the car states it shows, the cars scanned."""
+
+    time_ns: int
+    states: dict[str, CarState]
+    scanned: set[str]
+
+
+class Lockstep:
+    """Steps ``engine`` (built with ``dynamics=False``) over ``link``."""
+
+    def __init__(self, engine: Engine, link: Link) -> None:
+        self.engine = engine
+        self.link = link
+        self.scenario = engine.scenario
+        self.names = engine.names
+        self.step = 1
+        self.in_flight: InFlight | None = None
+        self._track: TrackWorld | None = None
+        self._wall_start = 0.0
+        self._status_at = 0.0
+
+    def start(self) -> None:
+        """Track -> backend Ready -> every car at t=0 -> every republisher connected."""
+        link, startup = self.link, self.scenario.backend.startup_timeout_s
+        if not link.spin_until(self._track_arrived, startup):
+            msg = f'no track geometry on {self.scenario.topic_map.track_topic} after {startup} s'
+            raise ArsimError(msg)
+        assert self._track is not None
+        link.log('info', f'connecting to the backend at {self.scenario.backend.address}')
+        self.engine.load_track(self._track, startup)
+        self._track = None
+        ready = self.engine.ready
+        link.log('info', f'backend {ready.get("backend")!r} ready with track '
+                         f'{ready.get("track")!r}')
+        if not link.spin_until(lambda: self._cars_at(0), startup,
+                               every=lambda: link.publish_clock(0)):
+            missing = [n for n in self.names if not self._car_at(n, 0)]
+            msg = f'dynamics node(s) of {missing} did not answer /clock within {startup} s'
+            raise ArsimError(msg)
+        if not link.spin_until(link.republishers_ready, startup):
+            msg = f'sensor republisher(s) did not connect to {self.scenario.backend.frames_address}'
+            raise ArsimError(msg)
+        link.log('info', f'{len(self.names)} car(s) ready; stepping at '
+                         f'{self.scenario.frame_rate_hz} Hz, real-time factor '
+                         f'{self.scenario.real_time_factor or "max"}')
+
+    def run(self) -> None:
+        """Step until the link says stop."""
+        self._wall_start = time.monotonic()
+        self._status_at = self._wall_start + STATUS_PERIOD_S
+        self.link.publish_clock(self.engine.period_ns)
+        while self.link.ok():
+            self.tick()
+
+    def tick(self) -> None:
+        """One frame, pipelined: the backend renders frame k while the loop fans frame k-1
+        out; drivers still get frame k-1's data before /clock moves on to k+1."""
+        link, engine = self.link, self.engine
+        period = engine.period_ns
+        step, now = self.step, self.step * period
+        if not link.spin_until(lambda: self._cars_at(now), self.scenario.backend.timeout_s):
+            late = [n for n in self.names if not self._car_at(n, now)]
+            link.log('warn', f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
+                             f'last state', 2.0)
+        self._pace(now)
+        states = {name: self._state(name) for name in self.names}
+        engine.step, engine.time_ns = step, now
+        link.publish(engine.judge(states), now)
+        rendered = self._collect()
+        self._track_arrived()
+        if self._track is not None:
+            self._switch_track(now)
+        self._request_render(step, now, states)
+        if rendered is not None:
+            self._deliver(*rendered)
+        link.publish_clock(now + period)
+        self._report(now)
+        self.step += 1
+
+    def _pace(self, now: int) -> None:
+        rtf = self.scenario.real_time_factor
+        if rtf > 0.0:
+            delay = self._wall_start + now / 1e9 / rtf - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+
+    def _report(self, now: int) -> None:
+        if time.monotonic() >= self._status_at:
+            self._status_at += STATUS_PERIOD_S
+            rate = now / 1e9 / (time.monotonic() - self._wall_start)
+            self.link.log('info', f'sim time {now / 1e9:.1f} s, real-time factor {rate:.1f}')
+
+    def _track_arrived(self) -> bool:
+        track = self.link.take_track()
+        if track is not None:
+            self._track = track
+        return self._track is not None
+
+    def _switch_track(self, now: int) -> None:
+        """Hand the new track to the backend and the referee, and every car to its new start.
+
+        The cars move in the frame the referee starts judging them on the new track, so no car
+        is ever judged against the walls of the other one.
+        """
+        track, self._track = self._track, None
+        assert track is not None
+        placements = self.engine.load_track(track)
+        self.link.publish(Judgement((), placements), now)
+        self.link.log('info', f'track switched to {track.name!r}')
+
+    def _state(self, car: str) -> CarState:
+        latest = self.link.car_state(car)
+        assert latest is not None  # every car answered at t=0 in start()
+        return latest[1]
+
+    def _car_at(self, car: str, time_ns: int) -> bool:
+        latest = self.link.car_state(car)
+        return latest is not None and latest[0] == time_ns
+
+    def _cars_at(self, time_ns: int) -> bool:
+        return all(self._car_at(name, time_ns) for name in self.names)
+
+    def _request_render(self, step: int, now: int, states: dict[str, CarState]) -> None:
+        """Ask the backend for frame ``step`` with the sensors due then; it is collected and
+        fanned out once the next frame's car states are in."""
+        due = self.engine.schedule.due(step)
+        self.engine.renderer.send(step, now, self.engine.render_poses(states), due)
+        self.in_flight = InFlight(now, states, {car for car, _ in due})
+
+    def _collect(self) -> tuple[InFlight, protocol.Message] | None:
+        """The frame the backend has been rendering, with its reply; None before the first."""
+        if self.in_flight is None:
+            return None
+        frame, self.in_flight = self.in_flight, None
+        return frame, self.engine.renderer.receive()
+
+    def _deliver(self, frame: InFlight, reply: protocol.Message) -> None:
+        """Fan a rendered frame out and, if the scenario asks for it, wait for the drivers of
+        the cars that got sensor data."""
+        drivers = self.link.drivers
+        drivers.data_sent()
+        self.link.deliver(frame.time_ns, frame.states, reply)
+        if not self.scenario.wait_for_drivers:
+            return
+        awaited = drivers.awaited(frame.scanned)
+        timeout = self.scenario.driver_timeout_s
+        if awaited and not self.link.spin_until(lambda: drivers.answered(awaited), timeout):
+            silent = drivers.give_up(awaited)
+            self.link.log('info', f'no command from the driver(s) of {sorted(silent)} within '
+                                  f'{timeout} s of the scan at t={frame.time_ns / 1e9:.3f} s; '
+                                  f'running on without waiting for them', 10.0)

@@ -1,0 +1,121 @@
+"""The referee: finds collisions each frame, reports them and decides where cars go.
+
+It places cars too (start poses, the reset service, a track switch): only the latest placement
+a car receives before a frame counts, so collision responses and placing must come from one
+place that knows which wins. It returns what happened instead of acting, so the ROS bridge
+turns the result into messages and the in-process engine applies it to its vehicles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from arsim_core.config.scenario import CarSpec, CollisionSettings
+from arsim_core.engine.state import CarState, Pose2D
+from arsim_core.race import BARRIER, CollisionWorld, start_poses
+
+BOUNCE_RESTITUTION = 0.5  # share of the speed a car keeps, reversed, after a bounce
+
+COLLISION = 'collision'
+RESET = 'reset'
+MODEL_ERROR = 'model_error'
+INVALID_STATE = 'invalid_state'
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a user should know about one car (``arsim_msgs/SimEvent`` on ROS)."""
+
+    car: str
+    kind: str
+    detail: str
+    other: str = ''
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Put ``car`` at ``pose`` with speed ``speed`` [m/s] along its heading, in the next frame."""
+
+    car: str
+    pose: Pose2D
+    speed: float = 0.0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One frame's verdict: contacts that began in it, and where cars must go."""
+
+    events: tuple[Event, ...]
+    placements: tuple[Placement, ...]
+
+    @property
+    def new_contacts(self) -> set[str]:
+        return {e.car for e in self.events if e.kind == COLLISION}
+
+
+NO_JUDGEMENT = Judgement((), ())
+
+
+class Referee:
+    def __init__(self, cars: Sequence[CarSpec], collisions: CollisionSettings) -> None:
+        self.cars = {car.name: car for car in cars}
+        self.response = collisions.response
+        self.world: CollisionWorld | None = None
+        self.start_pose: dict[str, Pose2D] = {}
+        self.free_pose: dict[str, Pose2D] = {}  # last pose of each car without contact
+        self.in_contact: set[tuple[str, str]] = set()
+        self._names = [car.name for car in cars]
+        self._half_extents = np.array([[c.profile.footprint.length / 2.0,
+                                        c.profile.footprint.width / 2.0] for c in cars])
+
+    def set_track(self, world: CollisionWorld, track_start: Pose2D) -> None:
+        """Judge on a new track from now on; its start poses are where resets send cars."""
+        self.world = world
+        self.restart()
+        self.start_pose = start_poses(list(self.cars.values()), track_start)
+
+    def restart(self) -> None:
+        """Forget every contact and free pose, as at the start of a run."""
+        self.free_pose.clear()
+        self.in_contact.clear()
+
+    def judge(self, states: Mapping[str, CarState]) -> Judgement:
+        """New contacts, and the placements the collision response asks for."""
+        if self.world is None:
+            return NO_JUDGEMENT
+        names = [name for name in self._names if name in states]
+        poses = np.array([states[name].pose for name in names], dtype=np.float64)
+        extents = self._half_extents if len(names) == len(self._names) else \
+            self._half_extents[[self._names.index(n) for n in names]]
+        contacts = self.world.contacts_at(names, poses, extents,
+                                          car_to_car=self.response != 'ghost')
+        touching = {(c.car, c.other) for c in contacts}
+        events = tuple(Event(car, COLLISION, f'{car} touched '
+                                             f'{"a barrier" if other == BARRIER else other}',
+                             other) for car, other in sorted(touching - self.in_contact))
+        self.in_contact = touching
+        hit = {car for car, _ in touching}
+        placements = []
+        for name in names:
+            state = states[name]
+            if name not in hit:
+                self.free_pose[name] = state.pose
+            elif name in self.free_pose:
+                speed = -BOUNCE_RESTITUTION * state.vx if self.response == 'bounce' else 0.0
+                placements.append(Placement(name, self.free_pose[name], speed))
+        return Judgement(events, tuple(placements))
+
+    def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
+        """Send ``cars`` to their start poses on the current track, at rest.
+
+        Their last free poses are forgotten, so a contact seen before the placement lands
+        cannot send a car back there: the start pose is the last placement it receives.
+        """
+        placements = []
+        for car in cars:
+            self.free_pose.pop(car, None)
+            placements.append(Placement(car, self.start_pose[car], 0.0))
+        return tuple(placements)

@@ -1,0 +1,24 @@
+"""Which rendered sensors are due in which frame: one rule for the ROS bridge, the Gymnasium
+environment and the republishers (``frames_per_sample``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from arsim_core.config.scenario import CarSpec
+from arsim_core.sensors.beams import frames_per_sample
+
+SensorKey = tuple[str, str]  # (car, sensor)
+
+
+class SensorSchedule:
+    """Rendered sensors only: IMU, GNSS and odometry are computed from the car state every
+    frame carries, so a backend is never asked for them."""
+
+    def __init__(self, cars: Sequence[CarSpec], frame_period_ns: int) -> None:
+        self.every = {(car.name, s.name): frames_per_sample(s.rate_hz, frame_period_ns)
+                      for car in cars for s in car.profile.sensors if s.rendered}
+
+    def due(self, step: int) -> list[SensorKey]:
+        """The (car, sensor) pairs to render in frame ``step``."""
+        return [key for key, every in self.every.items() if step % every == 0]

@@ -48,6 +48,14 @@ class CollisionSettings:
 
 
 @dataclass(frozen=True)
+class RaceSettings:
+    """Race timing: ``sectors`` are the sector ends as lap fractions from the start line (the
+    last sector ends at the line); none means one sector, the whole lap."""
+
+    sectors: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class CarSpec:
     name: str
     index: int
@@ -69,6 +77,7 @@ class Scenario:
     backend: BackendSettings
     track: TrackSettings
     collisions: CollisionSettings
+    race: RaceSettings
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
 
@@ -106,7 +115,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     path, resources = Path(path), Path(resources)
     root = Section(merge(load_yaml(path) or {}, overrides or {}), path)
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
-                         'topic_map', 'cars'})
+                         'race', 'topic_map', 'cars'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -121,6 +130,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     track.reject_unknown({'name', 'map_resolution'})
     collisions = root.section('collisions', {})
     collisions.reject_unknown({'response', 'cars_visible'})
+    race = root.section('race', {})
+    race.reject_unknown({'sectors'})
 
     topic_map = load_topic_map(resolve(root, 'topic_map', 'f1tenth_gym',
                                        config_dir / 'topic_maps'))
@@ -143,7 +154,18 @@ def load_scenario(path: str | Path, resources: str | Path,
         collisions=CollisionSettings(
             response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
             cars_visible=collisions.boolean('cars_visible', True)),
+        race=RaceSettings(sectors=_sectors(race)),
         topic_map=topic_map, cars=cars)
+
+
+def _sectors(race: Section) -> tuple[float, ...]:
+    raw = race.raw('sectors', [])
+    if not isinstance(raw, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0
+            for v in raw) or any(a >= b for a, b in zip(raw, raw[1:])):
+        race.fail(f'expected increasing lap fractions between 0 and 1, e.g. [0.33, 0.66], '
+                  f'got {raw!r}', 'sectors')
+    return tuple(float(v) for v in raw)
 
 
 def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,

@@ -54,10 +54,12 @@ class Frame:
 
 class Engine:
     """One simulation of ``scenario``. ``dynamics=False`` leaves integrating the cars to
-    someone else, who hands their states to :meth:`judge` every frame."""
+    someone else, who hands their states to :meth:`judge` every frame. ``sectors`` replace
+    the scenario's ``race.sectors``."""
 
     def __init__(self, scenario: Scenario, renderer: Renderer | None = None, *,
-                 dynamics: bool = True, sectors: Sequence[float] = (), seed: int = 0) -> None:
+                 dynamics: bool = True, sectors: Sequence[float] | None = None,
+                 seed: int = 0) -> None:
         self.scenario = scenario
         self.cars = scenario.cars
         self.names = tuple(car.name for car in scenario.cars)
@@ -65,7 +67,7 @@ class Engine:
         self.step = 0
         self.time_ns = 0
         self.seed = seed
-        self.sectors = tuple(sectors)
+        self.sectors = scenario.race.sectors if sectors is None else tuple(sectors)
         self.referee = Referee(scenario.cars, scenario.collisions)
         self.schedule = SensorSchedule(scenario.cars, self.period_ns)
         self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
@@ -178,6 +180,20 @@ class Engine:
         judgement = self.referee.judge(self.states)
         return Frame(0, 0, dict(self.states), judgement, self._render())
 
+    def restart(self, poses: Mapping[str, Pose2D]) -> dict[str, np.ndarray]:
+        """Put some in-process cars back at rest at ``poses`` with fresh race records while
+        the others run on (independent episodes sharing one engine, as in a vector
+        environment); returns their sensors due in this frame, rendered where they now are."""
+        for name, pose in poses.items():
+            self.vehicles[name].reset(*pose)
+            self.pending.pop(name, None)
+            self.referee.forget(name)
+            self.states[name] = read_state(self.vehicles[name])
+            if self.metrics is not None:
+                self.metrics.restart(name, pose)
+        due = [key for key in self.schedule.due(self.step) if key[0] in poses]
+        return self._render_sensors(self.states, due) if due else {}
+
     def drive(self, car: str, speed: float, steering_angle: float) -> None:
         """Ackermann target for ``car`` (clipped to its limits by the vehicle)."""
         self.vehicles[car].set_ackermann(speed, steering_angle)
@@ -205,12 +221,14 @@ class Engine:
         judgement = self.judge(states, events)
         return Frame(self.step, self.time_ns, states, judgement, self._render())
 
-    def _render(self) -> dict:
+    def _render(self) -> dict[str, np.ndarray]:
         due = self.schedule.due(self.step)
-        if not due:
-            return {}
+        return self._render_sensors(self.states, due) if due else {}
+
+    def _render_sensors(self, states: Mapping[str, CarState],
+                        due: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
         renderer = self.renderer
-        poses = self.render_poses(self.states)
+        poses = self.render_poses(states)
         if isinstance(renderer, InProcessRenderer):
             return renderer.render(self.time_ns, poses, due)
         renderer.send(self.step, self.time_ns, poses, due)

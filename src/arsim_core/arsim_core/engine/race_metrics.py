@@ -271,6 +271,22 @@ class RaceMetrics:
         for name, pose in poses.items():
             self._place(self._car(name), float(pose[0]), float(pose[1]))
 
+    def restart(self, car: str, pose: Pose2D) -> None:
+        """Start ``car``'s race afresh at the current race time, at ``pose``: laps, times and
+        counts cleared. Independent simulations sharing one engine (a vector environment)
+        each restart their own car."""
+        state = _Car(self._car(car).name, len(self._fractions))
+        state.time = state.lap_start = state.sector_start = self._time
+        self._cars[car] = state
+        self._place(state, float(pose[0]), float(pose[1]))
+
+    def progress_table(self, cars: Sequence[str]) -> np.ndarray:
+        """(n, 4) float64 rows of lap fraction, progress [m], completed laps and the current
+        lap's time [s] of ``cars``: what an observation needs, without the standings."""
+        rows = [(c.s / self._length, c.progress, c.laps, self._time - c.lap_start)
+                for c in map(self._car, cars)]
+        return np.array(rows, dtype=np.float64).reshape(len(rows), 4)
+
     def place(self, car: str, pose: Pose2D) -> None:
         """Teleport ``car`` to ``pose`` without counting the jump (see the class docstring)."""
         self._place(self._car(car), float(pose[0]), float(pose[1]))

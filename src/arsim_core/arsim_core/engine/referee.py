@@ -108,6 +108,11 @@ class Referee:
                 placements.append(Placement(name, self.free_pose[name], speed))
         return Judgement(events, tuple(placements))
 
+    def forget(self, car: str) -> None:
+        """Drop ``car``'s contacts and free pose: it starts afresh elsewhere."""
+        self.free_pose.pop(car, None)
+        self.in_contact = {pair for pair in self.in_contact if car not in pair}
+
     def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
         """Send ``cars`` to their start poses on the current track, at rest.
 

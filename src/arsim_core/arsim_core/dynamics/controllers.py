@@ -7,6 +7,8 @@ Two command interfaces, both evaluated once per physics sub-step (zero-order hol
   [m/s^2] and ``jerk`` [m/s^3] are magnitude limits when non-zero; 0 means "as fast as possible",
   i.e. limited only by the car. Speed is tracked with f1tenth_gym's P-controller: separate gains
   for speeding up and braking, forwards and in reverse.
+* **Direct**: the model inputs themselves, steering rate [rad/s] and acceleration [m/s^2],
+  as f1tenth_gym's ``accl`` control; the model's input constraints still apply.
 * **Normalised** (AR-Sim command): ``throttle`` in [0, 1] and ``brake`` in [0, 1] scale the
   drivetrain's ``throttle_acceleration`` / ``brake_deceleration``; ``steering`` in [-1, 1]
   scales the steering limit. Brake and coast resistance only slow the car down, never reverse
@@ -48,10 +50,13 @@ BRAKE_DECEL: Final = 14  #: [m/s^2]
 COAST_DECEL: Final = 15  #: [m/s^2]
 LAST_ACCEL: Final = 16  #: acceleration applied in the previous sub-step (jerk limiter state)
 LAST_SV: Final = 17  #: steering rate applied in the previous sub-step
-N_CONTROL: Final = 18
+STEER_RATE_INPUT: Final = 18  #: [rad/s], direct mode
+ACCEL_INPUT: Final = 19  #: [m/s^2], direct mode
+N_CONTROL: Final = 20
 
 MODE_ACKERMANN: Final = 0.0
 MODE_NORMALISED: Final = 1.0
+MODE_DIRECT: Final = 2.0  #: the model inputs themselves (f1tenth_gym's "accl" control)
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,12 @@ def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[f
     ``steer``/``speed`` are the model's current steering angle and speed, ``p`` the packed car
     parameters, ``c`` the controller vector (updated: jerk limiter memory).
     """
+    if c[MODE] == MODE_DIRECT:  # the model's constraints still clip both
+        sv = c[STEER_RATE_INPUT]
+        accel = c[ACCEL_INPUT]
+        c[LAST_ACCEL] = accel
+        c[LAST_SV] = sv
+        return sv, accel
     # steering: saturated P-controller
     sv = c[KP_STEER] * (c[STEER_TARGET] - steer)
     lo = p[SV_MIN]

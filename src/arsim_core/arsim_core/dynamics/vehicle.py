@@ -19,6 +19,7 @@ from ._jit import NUMBA_ENABLED, python_function
 from .base import VehicleModel
 from .config import VehicleConfig
 from .controllers import (
+    ACCEL_INPUT,
     ACCEL_LIMIT,
     BRAKE,
     JERK_LIMIT,
@@ -26,8 +27,10 @@ from .controllers import (
     LAST_SV,
     MODE,
     MODE_ACKERMANN,
+    MODE_DIRECT,
     MODE_NORMALISED,
     SPEED_TARGET,
+    STEER_RATE_INPUT,
     STEER_TARGET,
     SV_LIMIT,
     THROTTLE,
@@ -152,6 +155,15 @@ class Vehicle:
         c[SV_LIMIT] = 0.0
         c[ACCEL_LIMIT] = 0.0
         c[JERK_LIMIT] = 0.0
+
+    def set_inputs(self, steering_rate: float, acceleration: float) -> None:
+        """The model inputs directly: steering rate [rad/s, + left] and longitudinal
+        acceleration [m/s^2], held until the next command. The model's constraints clip them
+        (steering and speed limits, a_max, the power limit above the switching speed)."""
+        c = self._c
+        c[MODE] = MODE_DIRECT
+        c[STEER_RATE_INPUT] = _finite('steering_rate', steering_rate)
+        c[ACCEL_INPUT] = _finite('acceleration', acceleration)
 
     def advance(self, dt: float) -> None:
         """Simulate ``dt`` seconds in ceil(dt * physics_rate_hz) equal sub-steps.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ def _sectors(race: Section) -> tuple[float, ...]:
     raw = race.raw('sectors', [])
     if not isinstance(raw, list) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0
-            for v in raw) or any(a >= b for a, b in zip(raw, raw[1:])):
+            for v in raw) or any(a >= b for a, b in pairwise(raw)):
         race.fail(f'expected increasing lap fractions between 0 and 1, e.g. [0.33, 0.66], '
                   f'got {raw!r}', 'sectors')
     return tuple(float(v) for v in raw)

@@ -1,0 +1,16 @@
+"""Gymnasium environments on the arsim engine. Importing this module registers them, so both
+``import arsim_gym; gymnasium.make("arsim/Race-v0")`` and Gymnasium's own
+``gymnasium.make("arsim_gym:arsim/Race-v0")`` work (Gymnasium 1.x loads no plugins itself).
+
+See docs/gym.md for the keywords, observations, rewards and domain randomisation.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+RACE_ID = 'arsim/Race-v0'
+
+if RACE_ID not in registry:
+    register(id=RACE_ID, entry_point='arsim_gym.env:RaceEnv',
+             vector_entry_point='arsim_gym.vector:RaceVectorEnv')
+
+__all__ = ['RACE_ID']

@@ -1,0 +1,91 @@
+"""A race as the environment needs it: a scenario whose frame period is the step, whose
+observed sensors render every step, on a loaded track."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arsim_core.config.scenario import Scenario, load_scenario
+from arsim_core.config.sensors import Lidar2DSpec
+from arsim_core.engine import TrackWorld
+from arsim_core.errors import ConfigError
+from arsim_core.track import Track, load_track
+
+EGO = 'ego'
+
+
+@dataclass(frozen=True)
+class RaceSetup:
+    scenario: Scenario
+    track: Track
+    world: TrackWorld
+    scan: dict[str, Lidar2DSpec]  # each car's 2D LiDAR, by car
+
+
+def resources_dir() -> Path:
+    """config/ and maps/: the installed arsim_launch share (the sourced workspace)."""
+    from arsim_launch.resources import resources_dir as installed
+
+    return installed()
+
+
+def build_race(*, scenario: str | Path | None, track: str | Track | None,
+               num_cars: int | None, profile: str | None, timestep: float,
+               observe: Sequence[str], scan_all: bool,
+               collisions: Mapping[str, Any] | None = None) -> RaceSetup:
+    """Load the scenario (the default one unless ``scenario`` names a file), apply the
+    keywords given, and make every observed sensor render every step: the first car's, and
+    every car's with ``scan_all``. The other cars' rendered sensors are dropped, which is most
+    of a step's cost. ``track`` is a name or path, or a track already loaded."""
+    if not timestep > 0.0:
+        msg = f'timestep: expected a positive number of seconds, got {timestep!r}'
+        raise ConfigError(msg)
+    resources = resources_dir()
+    path = Path(scenario) if scenario is not None else resources / 'config' / 'sim.yaml'
+    overrides: dict[str, Any] = {}
+    if isinstance(track, (str, Path)):
+        overrides['track'] = {'name': str(track)}
+    if collisions is not None:
+        overrides['collisions'] = dict(collisions)
+    if num_cars is not None or profile is not None:
+        if num_cars is not None and (not isinstance(num_cars, int) or num_cars < 1):
+            msg = f'num_cars: expected a whole number >= 1, got {num_cars!r}'
+            raise ConfigError(msg)
+        base = load_scenario(path, resources)
+        count = num_cars if num_cars is not None else len(base.cars)
+        profile_ref = profile if profile is not None else base.cars[0].profile.source
+        overrides['cars'] = [{'name': EGO if i == 0 else f'opp{i}', 'profile': profile_ref}
+                             for i in range(count)]
+    loaded = load_scenario(path, resources, overrides)
+    rate = 1.0 / timestep
+    cars, scans = [], {}
+    for index, car in enumerate(loaded.cars):
+        lidars = [s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)]
+        if not lidars:
+            msg = (f'{car.profile.source}: Sensors: the car needs a lidar2d sensor for the '
+                   f'scan observation')
+            raise ConfigError(msg)
+        names = {s.name for s in car.profile.sensors if s.rendered}
+        unknown = sorted(set(observe) - names)
+        if unknown:
+            msg = (f'observe: unknown sensor(s) {unknown} of {car.profile.source}; its rendered '
+                   f'sensors are {sorted(names)}')
+            raise ConfigError(msg)
+        scanned = scan_all or index == 0
+        wanted = {lidars[0].name, *observe} if scanned else set()
+        sensors = tuple(dataclasses.replace(s, rate_hz=rate) for s in car.profile.sensors
+                        if s.name in wanted)
+        if scanned:
+            scans[car.name] = dataclasses.replace(lidars[0], rate_hz=rate)
+        cars.append(dataclasses.replace(
+            car, profile=dataclasses.replace(car.profile, sensors=sensors)))
+    loaded_track = track if isinstance(track, Track) else \
+        load_track(loaded.track.name, resources / 'maps')
+    race_scenario = dataclasses.replace(
+        loaded, frame_rate_hz=rate, cars=tuple(cars),
+        track=dataclasses.replace(loaded.track, name=loaded_track.name))
+    return RaceSetup(race_scenario, loaded_track, TrackWorld.from_track(loaded_track), scans)

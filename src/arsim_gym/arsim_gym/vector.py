@@ -1,0 +1,242 @@
+"""``arsim/Race-v0`` as a native vector environment: N independent races in one process.
+
+With one car per race on one track (the common RL set-up), the N races are N cars of a single
+engine that neither see nor touch each other (``ghost`` collisions, cars invisible): one loop
+integrates every vehicle, the referee and the race metrics handle all cars in one call, and
+each car's episode restarts on its own. Anything else (opponents, a randomised track or
+opponent count) runs N ordinary environments side by side.
+
+Autoreset follows Gymnasium 1.x's default (next step): the step after an episode ends
+returns that sub-environment's first observation, with reward 0 and neither flag set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+
+from arsim_core.engine import Engine, InProcessRenderer
+from arsim_gym.env import RaceEnv, clip_ranges
+from arsim_gym.rewards import LapReward, ProgressReward
+from arsim_gym.setup import build_race
+
+
+class RaceVectorEnv(VectorEnv):
+    metadata = {'autoreset_mode': AutoresetMode.NEXT_STEP, 'render_modes': ['rgb_array']}
+
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        if not isinstance(num_envs, int) or num_envs < 1:
+            msg = f'num_envs: expected a whole number >= 1, got {num_envs!r}'
+            raise ValueError(msg)
+        kwargs.pop('max_episode_steps', None)
+        self.num_envs = num_envs
+        self.template = RaceEnv(**kwargs)
+        self.single_observation_space = self.template.observation_space
+        self.single_action_space = self.template.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.render_mode = self.template.render_mode
+        self._batched = self._batchable(self.template)
+        if self._batched:
+            self._build_batch()
+        else:
+            self.envs = [self.template, *(RaceEnv(**kwargs) for _ in range(num_envs - 1))]
+        self._autoreset = np.zeros(num_envs, dtype=bool)
+
+    @staticmethod
+    def _batchable(env: RaceEnv) -> bool:
+        r = env.randomization
+        return len(env.names) == 1 and not r.tracks and r.random_seeds is None \
+            and r.opponents is None and not env.observe \
+            and type(env.reward_fn) in (ProgressReward, LapReward)
+
+    # --- one engine, N ghost cars -----------------------------------------------------------
+    def _build_batch(self) -> None:
+        t = self.template
+        request = t._request
+        setup = build_race(scenario=request['scenario'], track=t.setup.track,
+                           num_cars=self.num_envs, profile=request['profile'],
+                           timestep=request['timestep'], observe=(), scan_all=True,
+                           collisions={'response': 'ghost', 'cars_visible': False})
+        self.setup = setup
+        self.engine = Engine(setup.scenario, InProcessRenderer(), sectors=t.sectors)
+        self.engine.load_track(setup.world)
+        self.cars = self.engine.names
+        self.scan_keys = [f'{car}/{setup.scan[car].name}' for car in self.cars]
+        self.start = self.engine.start_poses[self.cars[0]]
+        self.base_configs = dict(self.engine.configs)
+        self.reward_kind = type(t.reward_fn)
+        self.penalty = t.reward_fn.collision_penalty
+        self._progress = np.zeros(self.num_envs)
+        self._laps = np.zeros(self.num_envs)
+        self._episode_start = np.zeros(self.num_envs)
+
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+        seeds = _seeds(seed, self.num_envs)
+        if not self._batched:
+            results = [env.reset(seed=s, options=options) for env, s in zip(self.envs, seeds,
+                                                                          strict=True)]
+            self._autoreset[:] = False
+            return self._stack([o for o, _ in results]), self._merge([i for _, i in results])
+        if not isinstance(seed, list):
+            super().reset(seed=seed)
+        self._rngs = [np.random.default_rng(s) for s in seeds]
+        self.engine.reset({car: self.start for car in self.cars})
+        self._restart(np.ones(self.num_envs, dtype=bool), options)
+        self._autoreset[:] = False
+        obs = self._batch_observation(self.engine.states, self._scans)
+        return obs, self._batch_info(np.zeros(self.num_envs, dtype=bool))
+
+    def _restart(self, which: np.ndarray, options: Mapping[str, Any] | None = None
+                 ) -> None:
+        """New episodes for the envs in ``which``: randomised car and sensor, start pose."""
+        t = self.template
+        poses = {}
+        given = (options or {}).get('poses')
+        for i in np.flatnonzero(which):
+            car = self.cars[i]
+            draw = t.randomization.draw(self._rngs[i])
+            draw.apply(self.engine, self.base_configs, cars=(car,))
+            sensor = self.engine.renderer.backend.sensors[(car, self.setup.scan[car].name)]
+            sensor.model.rng = np.random.default_rng(int(self._rngs[i].integers(2 ** 31)))
+            if given is not None:
+                poses[car] = tuple(np.asarray(given, np.float64).reshape(-1, 3)[i])
+            else:
+                poses[car] = draw.start_poses({car: self.start}, self.setup.track)[car]
+        self._scans = self.engine.restart(poses)
+        table = self.engine.metrics.progress_table([self.cars[i] for i in np.flatnonzero(which)])
+        self._progress[which] = table[:, 1]
+        self._laps[which] = table[:, 2]
+        self._episode_start[which] = self.engine.time_ns * 1e-9
+
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                          np.ndarray, dict]:
+        if not self._batched:
+            return self._step_envs(actions)
+        t = self.template
+        rows = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2).tolist()
+        vehicles = self.engine.vehicles
+        for i, (car, (a0, a1)) in enumerate(zip(self.cars, rows, strict=True)):
+            if self._autoreset[i] or not t._valid(a0, a1):
+                continue
+            if t.action_mode == 'speed':
+                vehicles[car].set_ackermann(a1, a0)
+            else:
+                vehicles[car].set_inputs(a0, a1)
+        frame = self.engine.advance()
+        scans = dict(frame.sensors)
+        restarting = self._autoreset.copy()
+        if restarting.any():
+            self._restart(restarting)
+            scans.update(self._scans)
+        table = self.engine.metrics.progress_table(self.cars)
+        contact = {car for car, _ in self.engine.referee.in_contact}
+        collided = np.fromiter((car in contact for car in self.cars), bool, self.num_envs)
+        if self.reward_kind is ProgressReward:
+            rewards = table[:, 1] - self._progress
+        else:
+            rewards = table[:, 2] - self._laps
+        rewards = rewards - self.penalty * collided
+        self._progress, self._laps = table[:, 1].copy(), table[:, 2].copy()
+        time_s = self.engine.time_ns * 1e-9 - self._episode_start
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        if t.max_time is not None:
+            truncated |= time_s >= t.max_time - 1e-9
+        if t.max_laps is not None:
+            truncated |= table[:, 2] >= t.max_laps
+        terminated = collided & ~restarting
+        truncated &= ~restarting
+        rewards[restarting] = 0.0
+        self._autoreset = terminated | truncated
+        obs = self._batch_observation(self.engine.states, scans, table)
+        return obs, rewards, terminated, truncated, self._batch_info(collided & ~restarting)
+
+    def _batch_observation(self, states: Mapping[str, Any], scans: Mapping[str, np.ndarray],
+                           table: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        if table is None:
+            table = self.engine.metrics.progress_table(self.cars)
+        low, high = self.template._scan_range
+        raw = np.stack([scans[key] for key in self.scan_keys])
+        rows = np.array([(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle)
+                         for s in map(states.__getitem__, self.cars)], dtype=np.float32)
+        return {
+            'scan': clip_ranges(raw, low, high),
+            'pose': rows[:, 0:3],
+            'velocity': rows[:, 3:6],
+            'steering': rows[:, 6:7],
+            'lap_fraction': table[:, 0:1].astype(np.float32),
+            'progress': table[:, 1:2].astype(np.float32),
+            'laps': table[:, 2:3].astype(np.int32),
+            'lap_time': table[:, 3:4].astype(np.float32),
+        }
+
+    def _batch_info(self, collided: np.ndarray) -> dict[str, Any]:
+        return {'time': self.engine.time_ns * 1e-9 - self._episode_start,
+                'collision': collided}
+
+    # --- N separate environments ------------------------------------------------------------
+    def _step_envs(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                np.ndarray, dict]:
+        actions = np.asarray(actions)
+        observations, infos = [], []
+        rewards = np.zeros(self.num_envs)
+        terminated = np.zeros(self.num_envs, dtype=bool)
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        for i, env in enumerate(self.envs):
+            if self._autoreset[i]:
+                obs, info = env.reset()
+            else:
+                obs, rewards[i], terminated[i], truncated[i], info = env.step(actions[i])
+            observations.append(obs)
+            infos.append(info)
+        self._autoreset = terminated | truncated
+        return self._stack(observations), rewards, terminated, truncated, self._merge(infos)
+
+    def _stack(self, observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        out = create_empty_array(self.single_observation_space, self.num_envs)
+        return concatenate(self.single_observation_space, observations, out)
+
+    def _merge(self, infos: list[dict[str, Any]]) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for i, info in enumerate(infos):
+            merged = self._add_info(merged, info, i)
+        return merged
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        if self.render_mode is None:
+            return None
+        if not self._batched:
+            return tuple(env.render() for env in self.envs)
+        from arsim_gym.topdown import TopDownView
+
+        if getattr(self, '_view', None) is None:
+            self._view = TopDownView(self.setup.world)
+        states = self.engine.states
+        car = self.setup.scenario.cars[0].profile.footprint
+        return tuple(self._view.draw({name: states[name]}, {name: (car.length, car.width)},
+                                     ego=name) for name in self.cars)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        if self._batched:
+            self.engine.close()
+        else:
+            for env in self.envs:
+                env.close()
+
+
+def _seeds(seed: int | list[int | None] | None, n: int) -> list[int | None]:
+    """Per-environment seeds in Gymnasium's convention: an int s gives s, s+1, ..."""
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, int):
+        return [seed + i for i in range(n)]
+    if len(seed) != n:
+        msg = f'reset seed: expected {n} seeds, one per environment, got {len(seed)}'
+        raise ValueError(msg)
+    return list(seed)
+

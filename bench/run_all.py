@@ -12,7 +12,8 @@ import traceback
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-MODULES = ('bench_rtf', 'bench_cars', 'bench_dynamics', 'bench_tracks', 'bench_sensors')
+MODULES = ('bench_rtf', 'bench_cars', 'bench_dynamics', 'bench_tracks', 'bench_sensors',
+           'bench_gym')
 
 
 def main() -> int:

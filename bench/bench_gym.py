@@ -1,0 +1,120 @@
+"""Stepping speed of the Gymnasium environment, beside f1tenth_gym's on the same machine.
+
+The set-up is f1tenth_gym v1.0's default: the F1TENTH car with the single-track model, RK4,
+timestep 0.01 s, a 1080-beam scan every step, a fixed action (straight at 1 m/s, reset when an
+episode ends; resets are not timed). Figures:
+
+* ``gym_steps_per_s_1car``: ``gymnasium.make("arsim_gym:arsim/Race-v0")``, one car;
+* ``gym_steps_per_s_8cars``: eight cars, every car scanning every step (``control="all"``);
+* ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car.
+
+When ``ARSIM_F1TENTH_GYM_PYTHON`` names a Python with f1tenth_gym v1.0 installed (see
+``bench/f1tenth_gym_baseline.py``), its figures are measured right after ours and printed as
+``f1tenth_gym_steps_per_s_*``, with the ratios ``gym_speedup_vs_f1tenth_gym_*``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SECONDS = 3.0
+SPIELBERG = Path(__file__).resolve().parents[2] / 'shared/tracks/f1tenth_racetracks/Spielberg'
+
+
+def track() -> str:
+    """Spielberg from the shared F1TENTH maps, as f1tenth_gym's default, else our ring."""
+    yaml = SPIELBERG / 'Spielberg_map.yaml'
+    return str(yaml) if yaml.is_file() else 'arsim_ring'
+
+
+def steps_per_second(step: Any, reset: Any, seconds: float = SECONDS) -> float:
+    """Steps per wall second over about ``seconds``; ``step`` returns True when the episode
+    ends, and the reset that follows is not timed."""
+    for _ in range(200):  # warm-up: caches, first-call costs
+        if step():
+            reset()
+    steps, elapsed = 0, 0.0
+    while elapsed < seconds:
+        started = time.perf_counter()
+        done = False
+        for _ in range(500):
+            steps += 1
+            if step():
+                done = True
+                break
+        elapsed += time.perf_counter() - started
+        if done:
+            reset()
+    return steps / elapsed
+
+
+def single(num_cars: int) -> float:
+    import gymnasium
+
+    env = gymnasium.make('arsim_gym:arsim/Race-v0', track=track(), num_cars=num_cars,
+                         timestep=0.01, control='ego' if num_cars == 1 else 'all')
+    env.reset(seed=0)
+    action = np.tile(np.array([0.0, 1.0], np.float32), (num_cars, 1)).reshape(
+        env.action_space.shape)
+
+    def step() -> bool:
+        _, _, terminated, truncated, _ = env.step(action)
+        return bool(terminated or truncated)
+
+    rate = steps_per_second(step, lambda: env.reset())
+    env.close()
+    return rate
+
+
+def vector(num_envs: int) -> float:
+    import gymnasium
+
+    envs = gymnasium.make_vec('arsim_gym:arsim/Race-v0', num_envs=num_envs,
+                              vectorization_mode='vector_entry_point', track=track(),
+                              timestep=0.01)
+    envs.reset(seed=0)
+    actions = np.tile(np.array([0.0, 1.0], np.float32), (num_envs, 1))
+    rate = steps_per_second(lambda: bool(envs.step(actions)[2].all()), lambda: None)
+    envs.close()
+    return rate * num_envs
+
+
+def f1tenth_gym(python: str) -> dict[str, float]:
+    """f1tenth_gym's figures from its own interpreter (it needs Gymnasium 0.29)."""
+    script = Path(__file__).resolve().parent / 'f1tenth_gym_baseline.py'
+    out = subprocess.run([python, str(script), '--cars', '1', '8'], capture_output=True,
+                         text=True, check=True).stdout
+    return {line.split()[1]: float(line.split()[2]) for line in out.splitlines()
+            if line.startswith('BENCH ')}
+
+
+def run() -> list[tuple[str, float, str]]:
+    figures = [('gym_steps_per_s_1car', single(1), 'steps_per_s'),
+               ('gym_steps_per_s_8cars', single(8), 'steps_per_s'),
+               ('gym_vector_16_env_steps_per_s', vector(16), 'env_steps_per_s')]
+    python = os.environ.get('ARSIM_F1TENTH_GYM_PYTHON')
+    if python:
+        theirs = f1tenth_gym(python)
+        for ours, name in (('gym_steps_per_s_1car', 'f1tenth_gym_steps_per_s_1car'),
+                           ('gym_steps_per_s_8cars', 'f1tenth_gym_steps_per_s_8cars')):
+            if name in theirs:
+                figures.append((name, theirs[name], 'steps_per_s'))
+                suffix = ours.rsplit('_', 1)[1]
+                value = dict((f, v) for f, v, _ in figures)[ours] / theirs[name]
+                figures.append((f'gym_speedup_vs_f1tenth_gym_{suffix}', value, 'x'))
+    else:
+        print('[bench] set ARSIM_F1TENTH_GYM_PYTHON to measure f1tenth_gym beside arsim',
+              file=sys.stderr)
+    return figures
+
+
+if __name__ == '__main__':
+    for figure, value, unit in run():
+        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)

@@ -49,6 +49,7 @@ class EmbeddedBackend:
         self.cars_visible = True
         self.track_name = ''
         self.car_specs: list[Mapping[str, Any]] = []
+        self.seed = 0
         self.frame_period_ns = 0
         self._renderer: Renderer | None = None
 
@@ -83,10 +84,12 @@ class EmbeddedBackend:
             if car.get('footprint') is not None:
                 footprints[str(car.get('id'))] = _footprint(car)
         frame_period = int(header.get('frame_period_ns', 0))
-        sensors, computed = _make_sensors(cars, int(header.get('seed', 0)), frame_period)
+        seed = int(header.get('seed', 0))
+        sensors, computed = _make_sensors(cars, seed, frame_period)
         self._load_track(header, arrays, protocol.INITIAL_SETTINGS)
         self.sensors, self.computed = sensors, computed
         self.car_specs = cars
+        self.seed = seed
         self.frame_period_ns = frame_period
         self.footprints = footprints
         self.cars_visible = bool(header.get('cars_visible', True))
@@ -102,6 +105,7 @@ class EmbeddedBackend:
     def reseed(self, seed: int) -> None:
         """Start every sensor's noise afresh from ``seed``, as InitialSettings would, without
         reloading the track: a reproducible episode start for in-process users."""
+        self.seed = seed
         self.sensors, self.computed = _make_sensors(self.car_specs, seed, self.frame_period_ns)
         self.timeline.clear()
 

@@ -83,6 +83,7 @@ class Engine:
         self.world: TrackWorld | None = None
         self.ready: Mapping[str, object] = {}  # the renderer's Ready header
         self.metrics: RaceMetrics | None = None
+        self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
         self.states: dict[str, CarState] = {}
         self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
 
@@ -99,6 +100,7 @@ class Engine:
         self.referee.set_track(CollisionWorld(world.vertices, world.triangles.astype(np.int64),
                                               world.labels), world.start_pose)
         self.metrics = None
+        self.race_start_ns = self.time_ns
         if world.centerline is not None:
             self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
         placements = self.referee.reset_to_start(self.names)
@@ -132,7 +134,8 @@ class Engine:
         verdict = self.referee.judge(valid)
         placements = verdict.placements + self.referee.reset_to_start(refused)
         if self.metrics is not None:
-            self.metrics.update(self.time_ns * 1e-9, {n: s.pose for n, s in valid.items()},
+            self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9,
+                                {n: s.pose for n, s in valid.items()},
                                 verdict.new_contacts)
         self._place(placements)
         return Judgement((*events, *verdict.events), placements)
@@ -168,7 +171,7 @@ class Engine:
             raise ArsimError(msg)
         if seed is not None and isinstance(self.renderer, InProcessRenderer):
             self.renderer.reseed(seed)
-        self.step, self.time_ns = 0, 0
+        self.step, self.time_ns, self.race_start_ns = 0, 0, 0
         start = {**self.referee.start_pose, **(poses or {})}
         self.referee.restart()
         self.pending.clear()
@@ -216,7 +219,11 @@ class Engine:
                     vehicle.advance(dt)
                 except ModelDivergedError as exc:
                     events.append(Event(name, MODEL_ERROR, str(exc)))
-                    vehicle.reset(*self.referee.start_pose[name])
+                    start = self.referee.start_pose[name]
+                    vehicle.reset(*start)
+                    self.referee.forget(name)
+                    if self.metrics is not None:
+                        self.metrics.place(name, start)
             states[name] = read_state(vehicle)
         judgement = self.judge(states, events)
         return Frame(self.step, self.time_ns, states, judgement, self._render())

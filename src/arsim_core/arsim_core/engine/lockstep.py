@@ -160,13 +160,17 @@ class Lockstep:
             link.log('warn', f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
                              f'last state', 2.0)
         self._pace(now)
-        states = {name: self._state(name) for name in self.names}
         engine.step, engine.time_ns = step, now
-        link.publish(engine.judge(states), now)
+        judgement = engine.judge({name: self._state(name) for name in self.names})
+        link.publish(judgement, now)
+        # A refused state is shown as the car's last valid one (its start before any), never
+        # sent on.
+        states = {name: engine.states.get(name) or CarState(*engine.start_poses[name])
+                  for name in self.names}
         rendered = self._collect()
         self._track_arrived()
         if self._track is not None:
-            self._switch_track(now)
+            states.update(self._switch_track(now))
         self._request_render(step, now, states)
         if rendered is not None:
             self._deliver(*rendered)
@@ -193,17 +197,19 @@ class Lockstep:
             self._track = track
         return self._track is not None
 
-    def _switch_track(self, now: int) -> None:
+    def _switch_track(self, now: int) -> dict[str, CarState]:
         """Hand the new track to the backend and the referee, and every car to its new start.
 
         The cars move in the frame the referee starts judging them on the new track, so no car
-        is ever judged against the walls of the other one.
+        is ever judged against the walls of the other one; this frame already shows them at
+        their new starts (the states returned), never at their old poses on the new track.
         """
         track, self._track = self._track, None
         assert track is not None
         placements = self.engine.load_track(track)
         self.link.publish(Judgement((), placements), now)
         self.link.log('info', f'track switched to {track.name!r}')
+        return {p.car: CarState(*p.pose) for p in placements}
 
     def _state(self, car: str) -> CarState:
         latest = self.link.car_state(car)

@@ -103,7 +103,7 @@ class InProcessRenderer:
     def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
         backend = self.backend
         backend.configure({'cars': backend.car_specs, 'frame_period_ns': backend.frame_period_ns,
-                           'cars_visible': backend.cars_visible,
+                           'cars_visible': backend.cars_visible, 'seed': backend.seed,
                            'track': {'name': world.name}}, world.arrays())
 
     def reseed(self, seed: int) -> None:

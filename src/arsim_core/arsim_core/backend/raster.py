@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from arsim_core.backend.raycast import triangle_normals
-from arsim_core.backend.scene import Footprint
+from arsim_core.backend.shapes import Footprint
 from arsim_core.sensors import labels
 from arsim_core.sensors.labels import color_table
 from arsim_core.sensors.pinhole import Intrinsics
@@ -309,7 +309,7 @@ def _image(view: View, output: str) -> np.ndarray:
 
 
 def _unit_box() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from arsim_core.backend.scene import box_mesh
+    from arsim_core.backend.shapes import box_mesh
 
     vertices, triangles = box_mesh(Footprint(2.0, 2.0, 1.0), (0, 0, 0, 0, 0, 0))
     return vertices, triangles, np.full(len(triangles), labels.CAR, np.uint8)

@@ -7,9 +7,9 @@ array holds (see docs/protocol.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -42,3 +42,30 @@ class Context:
     timeline: Timeline
     time_ns: int
     renderer: Callable[[], Any]
+
+
+class RenderedSensor(Protocol):
+    """What names a sensor's frames: its car, its name and its kind."""
+
+    car: str
+    name: str
+    kind: str
+
+
+def frame_name(sensor: RenderedSensor, output: Output) -> str:
+    """``<car>/<sensor><suffix>``, the name a rendered output travels under."""
+    return f'{sensor.car}/{sensor.name}{output.suffix}'
+
+
+def update_frames(rendered: Sequence[tuple[RenderedSensor, Rendered]]
+                  ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
+    """The binary frames of an Update reply and their descriptions (docs/protocol.md)."""
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, dict[str, Any]] = {}
+    for sensor, result in rendered:
+        for output in result.outputs:
+            name = frame_name(sensor, output)
+            arrays[name] = output.array
+            meta[name] = {'car': sensor.car, 'sensor': sensor.name, 'type': sensor.kind,
+                          'encoding': output.encoding, 'stamp_ns': result.stamp_ns}
+    return arrays, meta

@@ -19,9 +19,10 @@ import zmq
 
 from arsim_core import protocol
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
-from arsim_core.backend.frames import Context
+from arsim_core.backend.frames import Context, Rendered, update_frames
 from arsim_core.backend.lidar import Lidar2D, Lidar3D
-from arsim_core.backend.scene import Footprint, World
+from arsim_core.backend.scene import World
+from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline
 from arsim_core.config.scenario import TCP_BACKEND_ADDRESS
 from arsim_core.errors import ProtocolError
@@ -149,37 +150,27 @@ class EmbeddedBackend:
         poses = {str(car['id']): _pose(car) for car in _list(message.header, 'cars')}
         requests = [(str(r.get('car')), str(r.get('sensor')))
                     for r in _list(message.header, 'render')]
-        arrays, meta = self.render(message.time_ns, poses, requests)
+        arrays, meta = update_frames(self.render(message.time_ns, poses, requests))
         return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
 
     def render(self, time_ns: int, poses: Mapping[str, Sequence[float]],
-               requests: Sequence[tuple[str, str]]
-               ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
+               requests: Sequence[tuple[str, str]]) -> list[tuple[Sensor, Rendered]]:
         """Move the cars to ``poses`` (x, y, z, roll, pitch, yaw) at ``time_ns`` and render the
-        (car, sensor) ``requests``: the frames of an Update reply and their descriptions."""
+        (car, sensor) ``requests``; computed sensors among them are skipped."""
         if self.world is None:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
-        rendered = []
+        chosen = []
         for key in requests:
             if key in self.computed:
                 continue
             if key not in self.sensors or key[0] not in poses:
                 msg = f'render request for unknown car/sensor {key}'
                 raise ProtocolError(msg)
-            rendered.append(self.sensors[key])
+            chosen.append(self.sensors[key])
         self.timeline.add(time_ns, poses)
         ctx = Context(self.world, self.timeline, time_ns, self.renderer)
-        arrays: dict[str, np.ndarray] = {}
-        meta: dict[str, dict[str, Any]] = {}
-        for sensor in rendered:
-            result = sensor.render(ctx)
-            for output in result.outputs:
-                frame = f'{sensor.car}/{sensor.name}{output.suffix}'
-                arrays[frame] = output.array
-                meta[frame] = {'car': sensor.car, 'sensor': sensor.name, 'type': sensor.kind,
-                               'encoding': output.encoding, 'stamp_ns': result.stamp_ns}
-        return arrays, meta
+        return [(sensor, sensor.render(ctx)) for sensor in chosen]
 
 
 def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns: int

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import protocol
+from arsim_core.backend.frames import frame_name, update_frames
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
@@ -113,11 +114,13 @@ class InProcessRenderer:
     def render(self, time_ns: int, poses: RenderPoses,
                due: Sequence[SensorKey]) -> dict[str, np.ndarray]:
         """The frames of the ``due`` sensors at ``time_ns``, by name."""
-        return self.backend.render(time_ns, poses, due)[0]
+        return {frame_name(sensor, output): output.array
+                for sensor, result in self.backend.render(time_ns, poses, due)
+                for output in result.outputs}
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:
-        arrays, meta = self.backend.render(time_ns, poses, due)
+        arrays, meta = update_frames(self.backend.render(time_ns, poses, due))
         frames = [{'name': name, 'dtype': array.dtype.name, 'shape': list(array.shape),
                    **meta[name]} for name, array in arrays.items()]
         self._reply = protocol.Message(protocol.UPDATE, {'step': step, 'time_ns': time_ns,

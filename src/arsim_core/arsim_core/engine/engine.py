@@ -23,6 +23,7 @@ from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
     INVALID_STATE,
     MODEL_ERROR,
+    NO_JUDGEMENT,
     RESET,
     Event,
     Judgement,
@@ -112,24 +113,27 @@ class Engine:
         return self.referee.start_pose
 
     # --- shared by both ways of driving -----------------------------------------------------
-    def judge(self, states: Mapping[str, CarState],
-              events: Iterable[Event] = ()) -> Judgement:
+    def judge(self, states: Mapping[str, CarState], events: Iterable[Event] = (),
+              trusted: bool = False) -> Judgement:
         """Referee and measure one frame's car states (at ``self.time_ns``).
 
         A state no car can have (NaN, absurd speed) is refused: the car is sent back to its
-        start pose and an event says why, so one bad dynamics node never stops the run.
+        start pose and an event says why, so one bad dynamics node never stops the run. The
+        engine's own vehicles are ``trusted``: they raise on divergence instead.
         """
         events = list(events)
-        valid: dict[str, CarState] = {}
+        valid: Mapping[str, CarState] = states
         refused: list[str] = []
-        for name, state in states.items():
-            problem = state.problem(self.max_speed[name])
-            if problem is None:
-                valid[name] = state
-            else:
-                refused.append(name)
-                events.append(Event(name, INVALID_STATE, f'{name}: refused a state ({problem})'
-                                                         f'; back to the start pose'))
+        if not trusted:
+            valid = {}
+            for name, state in states.items():
+                problem = state.problem(self.max_speed[name])
+                if problem is None:
+                    valid[name] = state
+                else:
+                    refused.append(name)
+                    events.append(Event(name, INVALID_STATE, f'{name}: refused a state '
+                                                             f'({problem}); back to the start'))
         self.states.update(valid)
         verdict = self.referee.judge(valid)
         placements = verdict.placements + self.referee.reset_to_start(refused)
@@ -137,7 +141,10 @@ class Engine:
             self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9,
                                 {n: s.pose for n, s in valid.items()},
                                 verdict.new_contacts)
-        self._place(placements)
+        if placements:
+            self._place(placements)
+        if not events and verdict is NO_JUDGEMENT and not placements:
+            return NO_JUDGEMENT
         return Judgement((*events, *verdict.events), placements)
 
     def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
@@ -225,7 +232,7 @@ class Engine:
                     if self.metrics is not None:
                         self.metrics.place(name, start)
             states[name] = read_state(vehicle)
-        judgement = self.judge(states, events)
+        judgement = self.judge(states, events, trusted=True)
         return Frame(self.step, self.time_ns, states, judgement, self._render())
 
     def _render(self) -> dict[str, np.ndarray]:

@@ -92,6 +92,10 @@ class Referee:
             self._half_extents[[self._names.index(n) for n in names]]
         contacts = self.world.contacts_at(names, poses, extents,
                                           car_to_car=self.response != 'ghost')
+        if not contacts and not self.in_contact:  # the usual frame: nothing touches
+            for name in names:
+                self.free_pose[name] = states[name].pose
+            return NO_JUDGEMENT
         touching = {(c.car, c.other) for c in contacts}
         events = tuple(Event(car, COLLISION, f'{car} touched '
                                              f'{"a barrier" if other == BARRIER else other}',

@@ -61,6 +61,10 @@ class Camera:
 
     kind = 'camera'
 
+    def reseed(self, seed: int) -> None:
+        """Pixel noise from ``seed`` afresh (it is drawn from the seed and the frame time)."""
+        self.seed = seed
+
     @classmethod
     def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
                   frame_period_ns: int = 0) -> Camera:

@@ -96,6 +96,10 @@ class Lidar2D:
 
     kind = 'lidar2d'
 
+    def reseed(self, seed: int) -> None:
+        """Noise and dropout from ``seed`` afresh."""
+        self.model.rng = np.random.default_rng(seed)
+
     @classmethod
     def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
                   frame_period_ns: int = 0) -> Lidar2D:
@@ -145,6 +149,10 @@ class Lidar3D:
     model: RangeModel
 
     kind = 'lidar3d'
+
+    def reseed(self, seed: int) -> None:
+        """Noise and dropout from ``seed`` afresh."""
+        self.model.rng = np.random.default_rng(seed)
 
     @classmethod
     def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,

@@ -10,7 +10,7 @@ import argparse
 import logging
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import cv2
@@ -103,12 +103,21 @@ class EmbeddedBackend:
         LOG.info('ready: track %r, %d car(s), %d rendered sensor(s)', self.track_name,
                  len(cars), len(sensors))
 
-    def reseed(self, seed: int) -> None:
-        """Start every sensor's noise afresh from ``seed``, as InitialSettings would, without
-        reloading the track: a reproducible episode start for in-process users."""
-        self.seed = seed
-        self.sensors, self.computed = _make_sensors(self.car_specs, seed, self.frame_period_ns)
-        self.timeline.clear()
+    def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
+        """Start the noise of every sensor (of ``cars``, default all) afresh from ``seed``, as
+        InitialSettings would, without reloading the track or changing any sensor's settings
+        (a randomised noise level stays): a reproducible episode start for in-process users."""
+        if cars is None:
+            self.seed = seed
+            self.timeline.clear()
+        for car_index, car in enumerate(self.car_specs):
+            car_id = str(car.get('id'))
+            if cars is not None and car_id not in cars:
+                continue
+            for sensor_index, spec in enumerate(_list(car, 'sensors')):
+                sensor = self.sensors.get((car_id, str(spec.get('name'))))
+                if sensor is not None:
+                    sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
 
     def _track(self, message: protocol.Message) -> Frames:
         self._load_track(message.header, message.arrays, message.topic)
@@ -190,10 +199,15 @@ def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns:
                 msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
                        f'{sorted(SENSOR_TYPES)}')
                 raise ProtocolError(msg)
-            sensor = SENSOR_TYPES[kind].from_wire(car_id, spec, seed + 1000 * car_index
-                                                  + sensor_index, frame_period_ns)
+            sensor = SENSOR_TYPES[kind].from_wire(
+                car_id, spec, _sensor_seed(seed, car_index, sensor_index), frame_period_ns)
             sensors[(sensor.car, sensor.name)] = sensor
     return sensors, computed
+
+
+def _sensor_seed(seed: int, car_index: int, sensor_index: int) -> int:
+    """Each sensor's own noise seed, so two sensors never share a noise sequence."""
+    return seed + 1000 * car_index + sensor_index
 
 
 def _footprint(car: Mapping[str, Any]) -> Footprint:

@@ -4,7 +4,7 @@ ZeroMQ protocol (the embedded backend's process, Unity). Both answer with a prot
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -107,9 +107,10 @@ class InProcessRenderer:
                            'cars_visible': backend.cars_visible, 'seed': backend.seed,
                            'track': {'name': world.name}}, world.arrays())
 
-    def reseed(self, seed: int) -> None:
-        """Sensor noise from ``seed`` afresh, for a reproducible episode."""
-        self.backend.reseed(seed)
+    def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
+        """Sensor noise (of ``cars``, default all) from ``seed`` afresh, for a reproducible
+        episode."""
+        self.backend.reseed(seed, cars)
 
     def render(self, time_ns: int, poses: RenderPoses,
                due: Sequence[SensorKey]) -> dict[str, np.ndarray]:

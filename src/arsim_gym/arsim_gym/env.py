@@ -18,6 +18,7 @@ from gymnasium import spaces
 
 from arsim_core.engine import CarRaceStatus, Engine, Frame, InProcessRenderer
 from arsim_core.track import Track
+from arsim_core.track.geometry import left_normals, offset
 from arsim_gym.policies import FollowTheGap, PurePursuit
 from arsim_gym.randomization import Draw, Randomization
 from arsim_gym.rewards import Reward, make_reward
@@ -59,6 +60,10 @@ class RaceEnv(gymnasium.Env):
         self.max_laps = options.get('max_laps')
         self.reward_fn: Reward = make_reward(options.get('reward', 'progress'))
         self.randomization = Randomization.load(options.get('randomization'))
+        if self.control == 'all' and self.randomization.opponents is not None:
+            msg = ("randomization: opponents cannot vary with control='all': the action and "
+                   'observation spaces have one row per car and must not change')
+            raise ValueError(msg)
         self._request = {'scenario': options.get('scenario'), 'track': track,
                          'num_cars': num_cars, 'profile': options.get('profile'),
                          'timestep': float(timestep),
@@ -81,6 +86,7 @@ class RaceEnv(gymnasium.Env):
                            or self.opponent_policy == 'follow_the_gap')
         if getattr(self, 'engine', None) is not None:
             self.engine.close()
+        self.built_track = track.name if isinstance(track, Track) else track
         self.setup: RaceSetup = setup
         self.engine = Engine(setup.scenario, InProcessRenderer(), sectors=self.sectors)
         self.engine.load_track(setup.world)
@@ -101,8 +107,9 @@ class RaceEnv(gymnasium.Env):
                 line = track.raceline if track.raceline is not None else track.centerline
                 speeds = track.raceline_speed if track.raceline is not None else None
                 policies[name] = PurePursuit(
-                    line, wheelbase=p.body.wheelbase, max_steering=p.steering.max_angle,
-                    max_speed=p.longitudinal.max_speed, speeds=speeds,
+                    lane(line, self.engine.start_poses[name]), wheelbase=p.body.wheelbase,
+                    max_steering=p.steering.max_angle, max_speed=p.longitudinal.max_speed,
+                    speeds=speeds,
                     friction=p.tyre.friction, speed_scale=self.opponent_speed)
             else:
                 scan = self.setup.scan[name]
@@ -165,7 +172,7 @@ class RaceEnv(gymnasium.Env):
             msg = f'reset options: unknown key(s) {unknown}; expected "poses"'
             raise ValueError(msg)
         draw = self.randomization.draw(self.np_random)
-        if draw.rebuild(self.setup.scenario.track.name, len(self.names)):
+        if draw.rebuild(self.built_track, len(self.names)):
             self._build(draw.track if draw.track is not None else self._request['track'],
                         draw.num_cars if draw.num_cars is not None
                         else self._request['num_cars'])
@@ -186,13 +193,23 @@ class RaceEnv(gymnasium.Env):
         if given is None:
             return draw.start_poses(self.engine.start_poses, self.setup.track)
         if isinstance(given, Mapping):
-            return {str(k): _pose3(v, f'poses[{k!r}]') for k, v in given.items()}
-        rows = np.asarray(given, dtype=np.float64)
+            unknown = sorted(set(map(str, given)) - set(self.names))
+            if unknown:
+                msg = (f'reset option poses: unknown car(s) {unknown}; the cars are '
+                       f'{list(self.names)}')
+                raise ValueError(msg)
+            return {str(k): parse_pose(v, f'poses[{k!r}]') for k, v in given.items()}
+        try:
+            rows = np.asarray(given, dtype=np.float64)
+        except (TypeError, ValueError):
+            rows = np.empty(0)
+        if rows.shape == (3,):  # the first car's pose alone
+            rows = rows[None]
         if rows.ndim != 2 or rows.shape[1] != 3 or len(rows) > len(self.names):
             msg = (f'reset option poses: expected an array of shape (n <= {len(self.names)}, 3) '
-                   f'of x, y, yaw, or a mapping car -> pose; got shape {rows.shape}')
+                   f'of x, y, yaw (or one pose), or a mapping car -> pose; got {given!r}')
             raise ValueError(msg)
-        return {self.names[i]: _pose3(row, f'poses[{i}]') for i, row in enumerate(rows)}
+        return {self.names[i]: parse_pose(row, f'poses[{i}]') for i, row in enumerate(rows)}
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         actions = np.asarray(action, dtype=np.float64).reshape(len(self.controlled), 2)
@@ -272,8 +289,8 @@ class RaceEnv(gymnasium.Env):
             'laps': np.array((status.laps,), np.int32),
             'lap_time': values[9:10],
         }
-        for key, frame_name in self._extra.items():
-            obs[key] = frame.sensors[f'{car}/{frame_name}']
+        for key, frame_name in self._extra.items():  # renderers reuse their image buffers
+            obs[key] = frame.sensors[f'{car}/{frame_name}'].copy()
         return obs
 
     def _info(self, frame: Frame, contact: set[str]) -> dict[str, Any]:
@@ -306,6 +323,15 @@ class RaceEnv(gymnasium.Env):
         self.engine.close()
 
 
+def lane(line: np.ndarray, start: tuple[float, float, float]) -> np.ndarray:
+    """``line`` moved sideways to where ``start`` lies beside it: cars that start side by side
+    keep their lanes instead of converging onto one line and into each other."""
+    points = np.asarray(line, dtype=np.float64)
+    nearest = int(np.argmin(np.hypot(*(points - start[:2]).T)))
+    side = float(np.dot(np.asarray(start[:2]) - points[nearest], left_normals(points)[nearest]))
+    return offset(points, side)
+
+
 def clip_ranges(ranges: np.ndarray, low: np.float32, high: np.float32) -> np.ndarray:
     """REP-117 ranges as an observation in [low, high], as f1tenth_gym's: no return (+inf)
     and a dropped beam (NaN) read ``high``, too close (-inf) reads ``low``. fmin and fmax
@@ -322,8 +348,12 @@ def _choice(options: Mapping[str, Any], key: str, default: str,
     return str(value)
 
 
-def _pose3(value: Any, where: str) -> tuple[float, float, float]:
-    pose = np.asarray(value, dtype=np.float64).reshape(-1)
+def parse_pose(value: Any, where: str) -> tuple[float, float, float]:
+    """x, y, yaw from a reset option, or a ValueError naming the option."""
+    try:
+        pose = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        pose = np.empty(0)
     if pose.shape != (3,) or not np.all(np.isfinite(pose)):
         msg = f'reset option {where}: expected 3 finite numbers x, y, yaw, got {value!r}'
         raise ValueError(msg)

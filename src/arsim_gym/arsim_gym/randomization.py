@@ -37,6 +37,11 @@ from arsim_core.track.loaders import TrackOptions
 RANGE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
               'max_steering_rate', 'max_speed', 'scan_noise_std', 'scan_dropout')
 KEYS = (*RANGE_KEYS, 'start', 'opponents', 'tracks', 'random_track')
+#: Physical limits of each range: lowest, highest, and whether the lowest is excluded.
+LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True),
+          'max_acceleration': (0.0, math.inf, True), 'max_steering': (0.0, math.pi / 2, True),
+          'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
+          'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False)}
 Range = tuple[float, float]
 Pose2D = tuple[float, float, float]
 
@@ -50,10 +55,11 @@ class Draw:
     opponents: int | None
     track: str | Track | None
 
-    def rebuild(self, current_track: str, cars: int) -> bool:
-        """Whether the race must be built anew (another track or number of cars)."""
+    def rebuild(self, built_track: str | None, cars: int) -> bool:
+        """Whether the race must be built anew: another track than the one it was built from
+        (a name or path as given, a generated track's name), or another number of cars."""
         track = self.track.name if isinstance(self.track, Track) else self.track
-        return track is not None and track != current_track or \
+        return track is not None and track != built_track or \
             self.opponents is not None and self.opponents + 1 != cars
 
     @property
@@ -139,7 +145,7 @@ class Randomization:
         else:
             root = Section(dict(source), 'randomization')
         root.reject_unknown(KEYS)
-        ranges = {key: _range(root, key) for key in RANGE_KEYS if root.has(key)}
+        ranges = {key: _range(root, key, LIMITS[key]) for key in RANGE_KEYS if root.has(key)}
         start: dict[str, Range] = {}
         if root.has('start'):
             section = root.section('start')
@@ -195,11 +201,21 @@ def random_track(seed: int) -> Track:
                                  TrackOptions(name=name))
 
 
-def _range(section: Section, key: str) -> Range:
+def _range(section: Section, key: str, limits: tuple[float, float, bool] | None = None
+           ) -> Range:
+    """[low, high] with low <= high, inside ``limits`` (lowest, highest, whether the lowest
+    itself is excluded) where the value has physical limits."""
     value = section.raw(key)
     if not (isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             for v in value) and value[0] <= value[1]):
         section.fail(f'expected [low, high], two finite numbers with low <= high, got {value!r}',
                      key)
+    if limits is not None:
+        lowest, highest, open_low = limits
+        if value[0] < lowest or (open_low and value[0] == lowest) or value[1] > highest:
+            bound = f'{"above" if open_low else "at least"} {lowest:g}'
+            if highest < math.inf:
+                bound += f' and at most {highest:g}'
+            section.fail(f'expected values {bound}, got {value!r}', key)
     return float(value[0]), float(value[1])

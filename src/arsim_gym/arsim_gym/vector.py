@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from arsim_core.engine import Engine, InProcessRenderer
-from arsim_gym.env import RaceEnv, clip_ranges
+from arsim_gym.env import RaceEnv, clip_ranges, parse_pose
 from arsim_gym.rewards import LapReward, ProgressReward
 from arsim_gym.setup import build_race
 
@@ -79,8 +79,9 @@ class RaceVectorEnv(VectorEnv):
               options: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
         seeds = _seeds(seed, self.num_envs)
         if not self._batched:
-            results = [env.reset(seed=s, options=options) for env, s in zip(self.envs, seeds,
-                                                                          strict=True)]
+            rows = self._pose_rows(options) or [None] * self.num_envs
+            results = [env.reset(seed=s, options=None if row is None else {'poses': row})
+                       for env, s, row in zip(self.envs, seeds, rows, strict=True)]
             self._autoreset[:] = False
             return self._stack([o for o, _ in results]), self._merge([i for _, i in results])
         if not isinstance(seed, list):
@@ -97,15 +98,14 @@ class RaceVectorEnv(VectorEnv):
         """New episodes for the envs in ``which``: randomised car and sensor, start pose."""
         t = self.template
         poses = {}
-        given = (options or {}).get('poses')
+        given = self._pose_rows(options)
         for i in np.flatnonzero(which):
             car = self.cars[i]
             draw = t.randomization.draw(self._rngs[i])
             draw.apply(self.engine, self.base_configs, cars=(car,))
-            sensor = self.engine.renderer.backend.sensors[(car, self.setup.scan[car].name)]
-            sensor.model.rng = np.random.default_rng(int(self._rngs[i].integers(2 ** 31)))
+            self.engine.renderer.reseed(int(self._rngs[i].integers(2 ** 31)), cars=(car,))
             if given is not None:
-                poses[car] = tuple(np.asarray(given, np.float64).reshape(-1, 3)[i])
+                poses[car] = given[i]
             else:
                 poses[car] = draw.start_poses({car: self.start}, self.setup.track)[car]
         self._scans = self.engine.restart(poses)
@@ -113,6 +113,26 @@ class RaceVectorEnv(VectorEnv):
         self._progress[which] = table[:, 1]
         self._laps[which] = table[:, 2]
         self._episode_start[which] = self.engine.time_ns * 1e-9
+
+    def _pose_rows(self, options: Mapping[str, Any] | None) -> list[Any] | None:
+        """The ``poses`` reset option, one entry per environment (that environment's poses,
+        as RaceEnv takes them), or None."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - {'poses'})
+        if unknown:
+            msg = f'reset options: unknown key(s) {unknown}; expected "poses"'
+            raise ValueError(msg)
+        if options.get('poses') is None:
+            return None
+        rows = options['poses']
+        if isinstance(rows, (str, bytes, Mapping)) or not hasattr(rows, '__len__') \
+                or len(rows) != self.num_envs:
+            msg = (f'reset option poses: expected one entry per environment ({self.num_envs}), '
+                   f'each the poses RaceEnv takes, got {rows!r}')
+            raise ValueError(msg)
+        if not self._batched:
+            return list(rows)
+        return [parse_pose(row, f'poses[{i}]') for i, row in enumerate(rows)]
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                           np.ndarray, dict]:

@@ -1,0 +1,126 @@
+"""Fixtures of the Gymnasium environment tests: environments closed after the test, poses on
+a track, the real tracks and car profiles with an extra camera or LiDAR noise."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from arsim_core.track import Track
+from arsim_gym.env import RaceEnv
+from arsim_gym.vector import RaceVectorEnv
+
+RING = 'arsim_ring'
+SPIELBERG = Path('f1tenth_racetracks') / 'Spielberg' / 'Spielberg_map.yaml'
+MONZA = Path('tum_racetrack_database') / 'Monza.csv'
+Pose = tuple[float, float, float]
+
+
+@pytest.fixture
+def make_env() -> Iterator[Callable[..., RaceEnv]]:
+    """``make_env(**keywords)``: a RaceEnv on arsim_ring with one car unless told otherwise,
+    closed after the test."""
+    made: list[RaceEnv] = []
+
+    def make(**keywords: Any) -> RaceEnv:
+        keywords.setdefault('track', RING)
+        keywords.setdefault('num_cars', 1)
+        env = RaceEnv(**keywords)
+        made.append(env)
+        return env
+
+    yield make
+    for env in made:
+        env.close()
+
+
+@pytest.fixture
+def make_vector() -> Iterator[Callable[..., RaceVectorEnv]]:
+    """``make_vector(num_envs, **keywords)``: a RaceVectorEnv on arsim_ring with one car per
+    environment unless told otherwise, closed after the test."""
+    made: list[RaceVectorEnv] = []
+
+    def make(num_envs: int, **keywords: Any) -> RaceVectorEnv:
+        keywords.setdefault('track', RING)
+        keywords.setdefault('num_cars', 1)
+        env = RaceVectorEnv(num_envs, **keywords)
+        made.append(env)
+        return env
+
+    yield make
+    for env in made:
+        env.close()
+
+
+def _pose_ahead(track: Track, distance: float) -> Pose:
+    """The centerline point ``distance`` metres after the one nearest the start pose, heading
+    along the track."""
+    points = np.asarray(track.centerline, np.float64)
+    s = np.asarray(track.s, np.float64)
+    length = track.length
+    x0, y0, _ = track.start_pose
+    first = int(np.argmin(np.hypot(points[:, 0] - x0, points[:, 1] - y0)))
+    target = (s[first] + distance) % length
+    gap = np.abs((s - target + length / 2.0) % length - length / 2.0)
+    i = int(np.argmin(gap))
+    return float(points[i, 0]), float(points[i, 1]), float(track.heading[i])
+
+
+@pytest.fixture(scope='session')
+def pose_ahead() -> Callable[[Track, float], Pose]:
+    """``pose_ahead(track, d)``: a pose on the centerline d metres past the start line."""
+    return _pose_ahead
+
+
+@pytest.fixture(scope='session')
+def spielberg(shared_tracks: Path) -> Path:
+    path = shared_tracks / SPIELBERG
+    if not path.is_file():
+        pytest.skip(f'{path} not found')
+    return path
+
+
+@pytest.fixture(scope='session')
+def monza(shared_tracks: Path) -> Path:
+    path = shared_tracks / MONZA
+    if not path.is_file():
+        pytest.skip(f'{path} not found')
+    return path
+
+
+def _profile(repo_root: Path, folder: Path, name: str,
+             change: Callable[[dict[str, Any]], None]) -> Path:
+    data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    change(data)
+    path = folder / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def camera_profile(repo_root: Path, tmp_path: Path) -> Path:
+    """config/cars/f1tenth.yaml with a small forward RGB camera named ``cam``."""
+
+    def add_camera(data: dict[str, Any]) -> None:
+        data['Sensors']['cam'] = {
+            'type': 'camera', 'position': [0.2, 0.0, 0.15], 'rotation': [0.0, 0.0, 0.0],
+            'rate_hz': 40.0, 'width': 64, 'height': 48, 'fov_rad': math.radians(90.0),
+            'outputs': ['rgb']}
+
+    return _profile(repo_root, tmp_path, 'f1tenth_camera.yaml', add_camera)
+
+
+@pytest.fixture
+def noisy_profile(repo_root: Path, tmp_path: Path) -> Path:
+    """config/cars/f1tenth.yaml whose LiDAR has 2 cm of range noise."""
+
+    def add_noise(data: dict[str, Any]) -> None:
+        data['Sensors']['scan']['noise_std'] = 0.02
+
+    return _profile(repo_root, tmp_path, 'f1tenth_noisy.yaml', add_noise)

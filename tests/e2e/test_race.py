@@ -199,3 +199,38 @@ def test_two_cars_use_f1tenth_gym_ros_names(simulation) -> None:
             lambda: math.dist(position(got['/opp_racecar/odom'][-1]), (10.0, 0.5)) < 1e-6, 30.0)
     finally:
         probe.close()
+
+
+def test_race_standings_on_ros_and_final_results_when_stopped(simulation) -> None:
+    """/arsim/race carries the engine's metrics while the ego laps; Ctrl-C publishes the final
+    results (latched) and logs the table."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from arsim_msgs.msg import RaceStatus
+
+    sim = simulation(settings={'race': {'sectors': [0.5]}})
+    driver = driver_process(DRIVER, sim.domain_id, '--speed', '2.0')
+    probe = Probe(sim.domain_id)
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    try:
+        race: list[RaceStatus] = []
+        probe.node.create_subscription(RaceStatus, '/arsim/race', race.append, latched)
+        assert probe.spin_until(lambda: race and race[-1].cars[0].progress > 5.0, 300.0), \
+            sim.log
+        status = race[-1]
+        assert status.track == 'arsim_ring' and not status.final
+        assert status.track_length == pytest.approx(67.55, abs=0.1)
+        assert list(status.sectors) == [0.5, 1.0]
+        ego = status.cars[0]
+        assert ego.car_id == 'ego' and ego.position == 1
+        assert len(ego.sector_times) == 2 and len(ego.best_sector_times) == 2
+        assert [m.cars[0].progress for m in race[-5:]] == sorted(m.cars[0].progress
+                                                                 for m in race[-5:])
+        assert sim.stop() == 0
+        assert probe.spin_until(lambda: race[-1].final, 10.0), sim.log
+        assert race[-1].cars[0].progress >= ego.progress
+        assert 'results:' in sim.log and 'Best lap' in sim.log, sim.log
+    finally:
+        probe.close()
+        stop_process(driver)

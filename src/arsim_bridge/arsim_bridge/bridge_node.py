@@ -16,6 +16,7 @@ import numpy as np
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
@@ -59,6 +60,7 @@ EVENT_KINDS = {verdicts.COLLISION: SimEvent.COLLISION, verdicts.RESET: SimEvent.
                verdicts.MODEL_ERROR: SimEvent.MODEL_ERROR,
                verdicts.INVALID_STATE: SimEvent.INVALID_STATE}
 RACE_PERIOD_S = 0.1  # /arsim/race at 10 Hz of sim time
+FINAL_ACK_S = 1.0  # how long the final results may take to reach their subscribers
 
 
 class Bridge(Node):
@@ -273,9 +275,10 @@ def _spin(bridge: Bridge) -> None:
             bridge.get_logger().info('results:\n' + engine.metrics.table())
             if rclpy.ok():
                 bridge.publish_race(engine.time_ns, final=True)
+                bridge.race_pub.wait_for_all_acked(Duration(seconds=FINAL_ACK_S))
         engine.close()
         bridge.close()
 
 
 def main() -> int:
-    return run_node(Bridge, _spin)
+    return run_node(Bridge, _spin, last_words=True)

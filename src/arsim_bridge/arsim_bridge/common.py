@@ -85,16 +85,22 @@ def new_executor() -> Executor:
     return EventsExecutor()
 
 
-def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None) -> int:
+def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None,
+             last_words: bool = False) -> int:
     """Create a node, spin it until Ctrl-C, and turn arsim errors into one clear log line and
-    a non-zero exit code instead of a traceback."""
-    return run_nodes([factory], spin)
+    a non-zero exit code instead of a traceback. With ``last_words`` Ctrl-C reaches ``spin``
+    as a KeyboardInterrupt while the ROS context still works, so it can publish on its way
+    out (rclpy's own handler would shut the context down first)."""
+    return run_nodes([factory], spin, last_words)
 
 
 def run_nodes(factories: Sequence[Callable[[], Node]],
-              spin: Callable[[Node], None] | None = None) -> int:
+              spin: Callable[[Node], None] | None = None, last_words: bool = False) -> int:
     """``run_node`` for several nodes sharing one executor (``spin`` only for a single node)."""
-    rclpy.init(args=sys.argv)
+    from rclpy.signals import SignalHandlerOptions
+
+    rclpy.init(args=sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO if last_words else None)
     nodes: list[Node] = []
     code = 0
     try:

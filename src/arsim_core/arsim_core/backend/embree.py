@@ -8,6 +8,13 @@ numba's parallel loops slow down ten-fold when their threads are preempted. The 
 one the embreex wheel ships (or a system ``libembree4``); scenes are built through its C API
 with ctypes.
 
+A 2D LiDAR has a second kernel, ``scan``: the sensor's rays from the car's pose, the packets
+and the range model in one call, so a 1080-beam scan on arsim_ring renders in about 30 us
+(20 of them in Embree) where ``cast`` and the NumPy around it took 64. Its parallel build
+(``threads`` > 1, about 20 us with two threads here) is for in-process users with cores to
+spare, such as a Gymnasium environment; the backend process keeps one thread, for the reason
+above.
+
 Layouts follow ``rtcore_ray.h`` of Embree 4: a ``RTCRayHit16`` is the ray (12 arrays of 16
 floats/uints: org xyz, tnear, dir xyz, time, tfar, mask, id, flags) followed by the hit (Ng xyz,
 u, v, primID, geomID, instID, and instPrimID in builds with instance arrays), 64-byte aligned.
@@ -24,9 +31,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import glob
 import importlib.util
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,7 @@ import numpy as np
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
+_RTC_BUILD_QUALITY_LOW = 0
 _RTC_BUFFER_TYPE_INDEX = 0
 _RTC_BUFFER_TYPE_VERTEX = 1
 _RTC_FORMAT_UINT3 = 0x5003
@@ -70,10 +80,12 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             ('rtcNewDevice', p, [ctypes.c_char_p]),
             ('rtcGetDeviceError', i, [p]),
             ('rtcNewScene', p, [p]),
+            ('rtcSetSceneBuildQuality', None, [p, i]),
             ('rtcReleaseScene', None, [p]),
             ('rtcCommitScene', None, [p]),
             ('rtcNewGeometry', p, [p, i]),
             ('rtcSetNewGeometryBuffer', p, [p, i, u, i, s, s]),
+            ('rtcSetGeometryBuildQuality', None, [p, i]),
             ('rtcCommitGeometry', None, [p]),
             ('rtcAttachGeometry', u, [p, p]),
             ('rtcReleaseGeometry', None, [p])):
@@ -83,7 +95,7 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 
 
 class _Runtime:
-    """The library, one device for the process, and the compiled packet kernel."""
+    """The library, one device for the process, and the compiled packet kernels."""
 
     def __init__(self) -> None:
         try:
@@ -102,11 +114,35 @@ class _Runtime:
         if not self.device:
             msg = 'rtcNewDevice failed'
             raise EmbreeUnavailableError(msg)
+        self._numba = numba
         self.kernel = _compile(numba, self.lib)
-        # Compile now (about a second), not in the middle of the first frame.
+        self._scans: dict[bool, tuple[Any, Any]] = {}
+        # Compile now (about a second each), not in the middle of the first frame.
         empty = np.empty((0, 3), np.float32)
         self.kernel(0, empty, empty, np.float32(0.0), np.float32(1.0),
                     np.empty(0, np.float32), np.empty(0, np.int32), np.empty(0, np.float32))
+        if _SCAN_WANTED:
+            self.scanner(parallel=False)
+
+    def scanner(self, parallel: bool) -> tuple[Any, Any]:
+        """The kernels ``rays`` and ``scan`` of ``_compile_scan``, ``scan`` serial or over
+        numba's threads, compiled on first use."""
+        kernels = self._scans.get(parallel)
+        if kernels is None:
+            rays, scan = _compile_scan(self._numba, _intersect16(self.lib), parallel)
+            pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
+            if not parallel:  # ``rays`` is taken from the serial pair
+                rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
+            floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
+            scan(0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats, 0.0, floats,
+                 floats, floats, labels, floats, floats, floats.copy(), 1)
+            kernels = self._scans[parallel] = (rays, scan)
+        return kernels
+
+
+def _intersect16(lib: ctypes.CDLL) -> Any:
+    sz = ctypes.c_size_t
+    return ctypes.CFUNCTYPE(None, sz, sz, sz, sz)(('rtcIntersect16', lib))
 
 
 def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
@@ -115,12 +151,12 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     The ctypes function pointer is a compile-time constant, so the kernel is compiled per
     process (about a second) rather than cached.
     """
-    sz = ctypes.c_size_t
-    intersect16 = ctypes.CFUNCTYPE(None, sz, sz, sz, sz)(('rtcIntersect16', lib))
+    intersect16 = _intersect16(lib)
     words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
     coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
     all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
     unit_width = np.float32(1.0).view(np.uint32)
+    inf, zero = np.float32(np.inf), np.float32(0.0)
 
     @numba.njit(nogil=True, cache=False)
     def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
@@ -132,6 +168,8 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
         raw = np.empty(words + 16, np.float32)
         skip = ((64 - raw.ctypes.data % 64) % 64) // 4
         ray = raw[skip:skip + words]
+        for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
+            ray[k] = 0.0
         bits = ray.view(np.uint32)
         valid = np.empty(16, np.int32)
         # RTCIntersectArguments: flags, feature_mask, context, filter, intersect (NULL),
@@ -140,52 +178,255 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
         arguments[0] = coherent
         arguments[1] = all_features
         arguments[8] = unit_width
+        for k in range(16):  # what no intersection changes
+            ray[48 + k] = tnear
+            ray[112 + k] = 0.0  # time
+            bits[144 + k] = invalid  # mask: every geometry
+            bits[160 + k] = 0  # id
+            bits[176 + k] = 0  # flags
         for packet in range(packets):
             base = packet * 16
+            first = base % m
+            # Whole-packet loops, stored as vectors: Embree reads the packet with vector loads
+            # right away, which scalar stores would stall. Lanes past n repeat ray n - 1.
             for k in range(16):
-                i = base + k
-                if i < n:
-                    o = i % m
-                    valid[k] = -1
-                    ray[k] = origins[o, 0]
-                    ray[16 + k] = origins[o, 1]
-                    ray[32 + k] = origins[o, 2]
-                    ray[48 + k] = tnear
-                    ray[64 + k] = directions[i, 0]
-                    ray[80 + k] = directions[i, 1]
-                    ray[96 + k] = directions[i, 2]
-                    ray[112 + k] = 0.0
-                    ray[128 + k] = tfar
-                    bits[144 + k] = invalid  # mask: every geometry
-                    bits[160 + k] = 0
-                    bits[176 + k] = 0
-                    bits[272 + k] = invalid  # primID
-                    bits[288 + k] = invalid  # geomID
-                    bits[304 + k] = invalid  # instID
+                i = min(base + k, n - 1)
+                if m == 1:
+                    o = 0
+                elif m >= 16:
+                    o = first + k
+                    if o >= m:
+                        o -= m
                 else:
-                    valid[k] = 0
+                    o = i % m
+                valid[k] = -1 if base + k < n else 0
+                ray[k] = origins[o, 0]
+                ray[16 + k] = origins[o, 1]
+                ray[32 + k] = origins[o, 2]
+                ray[64 + k] = directions[i, 0]
+                ray[80 + k] = directions[i, 1]
+                ray[96 + k] = directions[i, 2]
+                ray[128 + k] = tfar
+                bits[272 + k] = invalid  # primID
+                bits[288 + k] = invalid  # geomID
+                bits[304 + k] = invalid  # instID
             intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
-            for k in range(16):
+            for k in range(min(16, n - base)):  # branch-free; misses read stale normals
                 i = base + k
-                if i < n:
-                    if bits[288 + k] != invalid:
-                        distance[i] = ray[128 + k]
-                        primitive[i] = np.int32(bits[272 + k])
-                        # Ng, the unnormalised geometric normal (no instancing: world).
-                        nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
-                        length = np.sqrt(nx * nx + ny * ny + nz * nz)
-                        dot = (nx * directions[i, 0] + ny * directions[i, 1]
-                               + nz * directions[i, 2])
-                        cosine[i] = abs(dot) / length if length > 0.0 else 0.0
-                    else:
-                        distance[i] = np.inf
-                        primitive[i] = -1
-                        cosine[i] = 0.0
+                hit = bits[288 + k] != invalid
+                # Ng, the unnormalised geometric normal (no instancing: world).
+                nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+                length = np.sqrt(nx * nx + ny * ny + nz * nz)
+                dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
+                incidence = abs(dot) / length if length > 0.0 else zero
+                distance[i] = ray[128 + k] if hit else inf
+                primitive[i] = np.int32(bits[272 + k]) if hit else -1
+                cosine[i] = incidence if hit else zero
 
     return cast
 
 
+def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, Any]:
+    """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
+    the world, and ``scan``, pose to measured ranges in one call.
+
+    ``rays(pose, mount, local, origin, directions)`` writes the sensor's origin (3,) and the
+    world directions (n, 3) of its ``local`` ones (3, n), float64, where ``pose`` is the car's
+    x, y, z, roll, pitch, yaw and ``mount`` the sensor's x, y, z and rotation (row-major): the
+    rotation ``R(pose) @ R_mount`` (``geometry.rotation_matrix``) and the origin ``pose +
+    R(pose) @ mount``, term by term, as ``lidar.sensor_rays`` computes them in NumPy.
+
+    ``scan(scene, pose, mount, local, labels, max_distance, range_min, range_max, noise_std,
+    noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
+    chunks)`` does what ``Lidar2D.render`` does on the generic path, with the same arithmetic,
+    so the results are the same bits:
+
+    - the rays of ``rays``, rounded to float32, cast against the track ``scene`` within
+      ``max_distance``, hits labelled by ``labels`` (its last entry for a miss);
+    - where the other cars' hits ``box_distance`` (empty if there are none: the caller casts
+      them along ``rays``) are strictly nearer, theirs instead (``scene.nearer``);
+    - ``lidar.RangeModel.measure``: ``noise`` (the caller's float32 standard normals, or
+      empty) times ``noise_std`` added, intensity ``gain[label] * cosine / max(range, 1)^2``,
+      +inf beyond ``range_max``, -inf below ``range_min``, and NaN with zero intensity where
+      ``draws`` (the caller's uniform float32, or empty) fall below ``dropout``; thresholds in
+      float32, as NumPy compares a float32 array with a Python float.
+
+    Rays are traced in packets of 16; the parallel build spreads ``chunks`` runs of packets
+    over numba's threads, the serial one ignores ``chunks``.
+    """
+    words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
+    coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
+    all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
+    unit_width = np.float32(1.0).view(np.uint32)
+    inf, nan = np.float32(np.inf), np.float32(np.nan)
+    one, zero = np.float32(1.0), np.float32(0.0)
+
+    @numba.njit(nogil=True, cache=False)
+    def sensor_frame(pose: np.ndarray, mount: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sensor's origin (3,) and rotation (3, 3) in the world, float64."""
+        cr, sr = np.cos(pose[3]), np.sin(pose[3])
+        cp, sp = np.cos(pose[4]), np.sin(pose[4])
+        cy, sy = np.cos(pose[5]), np.sin(pose[5])
+        car = np.empty((3, 3))
+        car[0, 0], car[0, 1], car[0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+        car[1, 0], car[1, 1], car[1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+        car[2, 0], car[2, 1], car[2, 2] = -sp, cp * sr, cp * cr
+        rotation = np.empty((3, 3))
+        origin = np.empty(3)
+        for row in range(3):
+            for column in range(3):
+                rotation[row, column] = (car[row, 0] * mount[3 + column]
+                                         + car[row, 1] * mount[6 + column]
+                                         + car[row, 2] * mount[9 + column])
+            origin[row] = pose[row] + (car[row, 0] * mount[0] + car[row, 1] * mount[1]
+                                       + car[row, 2] * mount[2])
+        return origin, rotation
+
+    @numba.njit(nogil=True, cache=False)
+    def rays(pose: np.ndarray, mount: np.ndarray, local: np.ndarray, origin: np.ndarray,
+             directions: np.ndarray) -> None:
+        where, rotation = sensor_frame(pose, mount)
+        for row in range(3):
+            origin[row] = where[row]
+        r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
+        r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
+        r20, r21, r22 = rotation[2, 0], rotation[2, 1], rotation[2, 2]
+        lx, ly, lz = local[0], local[1], local[2]
+        for i in range(directions.shape[0]):
+            x, y, z = lx[i], ly[i], lz[i]
+            directions[i, 0] = x * r00 + y * r01 + z * r02
+            directions[i, 1] = x * r10 + y * r11 + z * r12
+            directions[i, 2] = x * r20 + y * r21 + z * r22
+
+    @numba.njit(nogil=True, cache=False)
+    def trace(scene: int, origin: np.ndarray, rotation: np.ndarray, local: np.ndarray,
+              labels: np.ndarray, far: np.float32, range_min: np.float32,
+              range_max: np.float32, noise_std: np.float32, noise: np.ndarray,
+              dropout: np.float32, draws: np.ndarray, gain: np.ndarray,
+              box_distance: np.ndarray, box_label: np.ndarray, box_cosine: np.ndarray,
+              ranges: np.ndarray, intensity: np.ndarray, first: int, last: int) -> None:
+        """Packets first to last (excluded) of the scan."""
+        n = ranges.shape[0]
+        noisy = noise.shape[0] > 0
+        dropping = draws.shape[0] > 0
+        boxes = box_distance.shape[0] > 0
+        raw = np.empty(words + 16, np.float32)
+        skip = ((64 - raw.ctypes.data % 64) % 64) // 4
+        ray = raw[skip:skip + words]
+        for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
+            ray[k] = 0.0
+        bits = ray.view(np.uint32)
+        valid = np.empty(16, np.int32)
+        distance = np.empty(16, np.float32)
+        cosine = np.empty(16, np.float32)
+        triangle = np.empty(16, np.uint32)
+        strength = np.empty(16, np.float32)
+        last_label = np.uint32(labels.shape[0] - 1)  # a miss
+        arguments = np.zeros(10, np.uint32)  # RTCIntersectArguments, as in ``cast``
+        arguments[0] = coherent
+        arguments[1] = all_features
+        arguments[8] = unit_width
+        for k in range(16):  # what no intersection changes
+            ray[k] = np.float32(origin[0])
+            ray[16 + k] = np.float32(origin[1])
+            ray[32 + k] = np.float32(origin[2])
+            ray[48 + k] = 0.0  # tnear
+            ray[112 + k] = 0.0  # time
+            bits[144 + k] = invalid  # mask: every geometry
+            bits[160 + k] = 0  # id
+            bits[176 + k] = 0  # flags
+        r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
+        r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
+        r20, r21, r22 = rotation[2, 0], rotation[2, 1], rotation[2, 2]
+        lx, ly, lz = local[0], local[1], local[2]  # padded to whole packets
+        for packet in range(first, last):
+            base = packet * 16
+            count = min(16, n - base)
+            # Whole-packet loops, stored as vectors: Embree reads the packet with vector loads
+            # right away, which scalar stores would stall.
+            for k in range(16):
+                x, y, z = lx[base + k], ly[base + k], lz[base + k]
+                ray[64 + k] = np.float32(x * r00 + y * r01 + z * r02)
+                ray[80 + k] = np.float32(x * r10 + y * r11 + z * r12)
+                ray[96 + k] = np.float32(x * r20 + y * r21 + z * r22)
+                ray[128 + k] = far
+                bits[272 + k] = invalid  # primID
+                bits[288 + k] = invalid  # geomID
+                bits[304 + k] = invalid  # instID
+                valid[k] = -1 if k < count else 0
+            intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            for k in range(16):  # branch-free, so it vectorises; misses read stale normals
+                hit = bits[288 + k] != invalid
+                nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+                length = np.sqrt(nx * nx + ny * ny + nz * nz)
+                dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
+                incidence = abs(dot) / length if length > 0.0 else zero
+                distance[k] = ray[128 + k] if hit else inf
+                cosine[k] = incidence if hit else zero
+                triangle[k] = bits[272 + k] if hit else last_label
+            for k in range(16):
+                strength[k] = gain[labels[triangle[k]]]
+            if boxes:  # scene.nearer
+                for k in range(count):
+                    i = base + k
+                    if box_distance[i] < distance[k]:
+                        distance[k] = box_distance[i]
+                        cosine[k] = box_cosine[i]
+                        strength[k] = gain[box_label[i]]
+            if noisy:
+                for k in range(count):
+                    distance[k] = distance[k] + noise[base + k] * noise_std
+            for k in range(count):  # lidar.RangeModel.measure
+                i = base + k
+                value = distance[k]
+                clamped = max(value, one)
+                shine = strength[k] * cosine[k] / (clamped * clamped)
+                if value > range_max:
+                    value = inf
+                if value < range_min:
+                    value = -inf
+                ranges[i] = value
+                intensity[i] = shine
+            if dropping:
+                for k in range(count):
+                    if draws[base + k] < dropout:
+                        ranges[base + k] = nan
+                        intensity[base + k] = zero
+
+    @numba.njit(nogil=True, cache=False, parallel=parallel)
+    def scan(scene: int, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
+             labels: np.ndarray, max_distance: float, range_min: float, range_max: float,
+             noise_std: float, noise: np.ndarray, dropout: float, draws: np.ndarray,
+             gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
+             box_cosine: np.ndarray, ranges: np.ndarray, intensity: np.ndarray,
+             chunks: int) -> None:
+        origin, rotation = sensor_frame(pose, mount)
+        far = np.float32(min(max_distance, 3.0e38))
+        low, high = np.float32(range_min), np.float32(range_max)
+        std, drop = np.float32(noise_std), np.float32(dropout)
+        packets = (ranges.shape[0] + 15) // 16
+        runs = max(1, min(chunks, packets)) if parallel else 1
+        for run in numba.prange(runs):  # contiguous runs: interleaved ones share cache lines
+            trace(scene, origin, rotation, local, labels, far, low, high, std, noise, drop,
+                  draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
+                  run * packets // runs, (run + 1) * packets // runs)
+
+    return rays, scan
+
+
 _RUNTIME: _Runtime | None = None
+_SCAN_WANTED = False
+
+
+def prepare_scan() -> None:
+    """A 2D LiDAR will use ``EmbreePacketRaycaster.scanner``: compile its kernels with the
+    runtime (a second or two; now if the runtime exists), so that the first scan does not.
+    A backend makes its sensors before it loads the track, so processes without such a
+    sensor never compile them, and those with one do it before their first frame."""
+    global _SCAN_WANTED
+    _SCAN_WANTED = True
+    if _RUNTIME is not None:
+        _RUNTIME.scanner(parallel=False)
 
 
 def runtime() -> _Runtime:
@@ -197,17 +438,25 @@ def runtime() -> _Runtime:
 
 
 class EmbreePacketRaycaster:
-    """A static triangle scene; ``cast`` traces packets of 16 rays from compiled code."""
+    """A static triangle scene; ``cast`` traces packets of 16 rays from compiled code.
+
+    Scenes are built with Embree's low-quality (Morton) builder: on arsim_ring its BVH traces a
+    1080-beam scan 10 % and an OS1 revolution 6 % faster than the default SAH one, with the
+    same hits, and builds faster too.
+    """
 
     def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
         rt = runtime()
         self._rt = rt
+        self._scanners: dict[bool, Callable[..., None]] = {}
         lib = rt.lib
         self._scene = lib.rtcNewScene(rt.device)
+        lib.rtcSetSceneBuildQuality(self._scene, _RTC_BUILD_QUALITY_LOW)
         vertices = np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3)
         triangles = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
         if len(triangles):
             geometry = lib.rtcNewGeometry(rt.device, _RTC_GEOMETRY_TYPE_TRIANGLE)
+            lib.rtcSetGeometryBuildQuality(geometry, _RTC_BUILD_QUALITY_LOW)
             # Embree's own buffers are padded as its SIMD loads need; copy into them.
             target = lib.rtcSetNewGeometryBuffer(geometry, _RTC_BUFFER_TYPE_VERTEX, 0,
                                                  _RTC_FORMAT_FLOAT3, 12, len(vertices))
@@ -238,6 +487,32 @@ class EmbreePacketRaycaster:
             self._rt.kernel(self._scene, origins, directions, np.float32(0.0), far, distance,
                             primitive, cosine)
         return distance, primitive, cosine
+
+    def rays(self, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
+             beams: int) -> tuple[np.ndarray, np.ndarray]:
+        """The origin (3,) and directions (beams, 3) in the world, float64, of a sensor
+        mounted at ``mount`` (x, y, z, then the rotation row by row) on a car at ``pose`` (x,
+        y, z, roll, pitch, yaw), with beams ``local`` (3, n >= beams) in its frame: the rays
+        ``scan`` casts."""
+        origin, directions = np.empty(3), np.empty((beams, 3))
+        self._rt.scanner(False)[0](pose, mount, local, origin, directions)
+        return origin, directions
+
+    def scanner(self, threads: int = 1) -> Callable[..., None]:
+        """One scan of a single-origin sensor on this scene, as ``_compile_scan`` describes:
+        ``scanner(threads)(pose, mount, local, labels, max_distance, range_min, range_max,
+        noise_std, noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges,
+        intensity, threads)`` fills ``ranges`` and ``intensity`` (float32, one per beam;
+        ``local`` may be padded to whole packets). ``labels`` label this scene's triangles,
+        the ``box_`` arrays are the other cars' hits along ``rays`` (empty for none).
+        ``threads`` > 1 spreads the packets over numba's threads, for in-process users only
+        (see the module docstring)."""
+        parallel = threads > 1
+        bound = self._scanners.get(parallel)
+        if bound is None:
+            bound = self._scanners[parallel] = functools.partial(
+                self._rt.scanner(parallel)[1], self._scene)
+        return bound
 
     def __del__(self) -> None:
         scene = getattr(self, '_scene', None)

@@ -9,13 +9,14 @@ the end of that frame, so a moving car's cloud shows the motion distortion a rea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.frames import Context, Output, Rendered
 from arsim_core.backend.scene import Hits, Layer, nearer
 from arsim_core.geometry import rotation_matrix
@@ -85,7 +86,12 @@ def _mount(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class Lidar2D:
-    """A planar scanner: one ray per beam in the sensor's x-y plane, at the frame time."""
+    """A planar scanner: one ray per beam in the sensor's x-y plane, at the frame time.
+
+    On Embree packets (``EmbreePacketRaycaster``) a scan is one compiled call, pose to ranges
+    (``EmbreePacketRaycaster.scanner``), with the very results of the NumPy path the other ray
+    casters take; ``threads`` > 1 spreads it over numba's threads, for in-process users only
+    (see ``arsim_core.backend.embree``)."""
 
     car: str
     name: str
@@ -93,6 +99,7 @@ class Lidar2D:
     mount_rotation: np.ndarray
     local_directions: np.ndarray
     model: RangeModel
+    threads: int = 1
 
     kind = 'lidar2d'
 
@@ -106,6 +113,7 @@ class Lidar2D:
         position, rotation = _mount(spec)
         directions = beams.planar_directions(float(spec['angle_min']),
                                              float(spec['angle_increment']), int(spec['beams']))
+        prepare_scan()  # compiled with the Embree runtime, if one is made
         return cls(car=car, name=str(spec['name']), mount_position=position,
                    mount_rotation=rotation, local_directions=directions,
                    model=RangeModel.from_wire(spec, seed))
@@ -113,15 +121,87 @@ class Lidar2D:
     def render(self, ctx: Context) -> Rendered:
         world, time_ns = ctx.world, ctx.time_ns
         poses = ctx.timeline.poses(-1)
-        x, y, z, roll, pitch, yaw = poses[self.car]
-        car_rotation = rotation_matrix(roll, pitch, yaw)
-        origin = np.array([x, y, z]) + car_rotation @ self.mount_position
-        directions = self.local_directions @ (car_rotation @ self.mount_rotation).T
-        hits = world.cast(origin[None, :], directions, self.model.range_max,
-                          world.obstacles(self.car, poses, time_ns))
-        returns = self.model.measure(hits)
-        return Rendered(time_ns, (Output('', returns.ranges, 'ranges'),
-                                  Output('/intensity', returns.intensity, 'intensity')))
+        pose = poses[self.car]
+        obstacles = world.obstacles(self.car, poses, time_ns)
+        model = self.model
+        layer = world.track
+        track = layer.raycaster
+        if not isinstance(track, EmbreePacketRaycaster):
+            origin, directions = sensor_rays(pose, self.mount_position, self.mount_rotation,
+                                             self.local_directions)
+            returns = model.measure(world.cast(origin[None, :], directions, model.range_max,
+                                               obstacles))
+            return Rendered(time_ns, (Output('', returns.ranges, 'ranges'),
+                                      Output('/intensity', returns.intensity, 'intensity')))
+        # One compiled call; noise and dropout are RangeModel's draws in its order, and the
+        # other cars are cast along the very rays of the path above.
+        frame = self._frame
+        beams = frame.beams
+        noise = model.rng.standard_normal(beams, np.float32) if model.noise_std > 0.0 else _NONE
+        draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
+        if pose.dtype != np.float64 or not pose.flags.carray:
+            pose = np.array(pose, np.float64)  # the layout the kernel is compiled for
+        boxes = _NO_HITS
+        if obstacles is not None:
+            origin, directions = track.rays(pose, frame.mount, frame.local, beams)
+            hits = obstacles.cast(origin[None, :], directions, model.range_max)
+            boxes = (np.ascontiguousarray(hits.distance, np.float32),
+                     np.ascontiguousarray(hits.label, np.uint8),
+                     np.ascontiguousarray(hits.cosine, np.float32))
+        ranges, intensity = np.empty(beams, np.float32), np.empty(beams, np.float32)
+        threads = self.threads
+        track.scanner(threads)(pose, frame.mount, frame.local, layer.labels, model.range_max,
+                               model.range_min, model.range_max, model.noise_std, noise,
+                               model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
+                               intensity, threads)
+        return Rendered(time_ns, (Output('', ranges, 'ranges'),
+                                  Output('/intensity', intensity, 'intensity')))
+
+    @cached_property
+    def _frame(self) -> _ScanFrame:
+        local = np.asarray(self.local_directions, np.float64).reshape(-1, 3)
+        padded = np.zeros((3, -(-len(local) // 16) * 16))
+        padded[0] = 1.0  # a harmless direction for the unused rays of the last packet
+        padded[:, :len(local)] = local.T
+        return _ScanFrame(
+            np.concatenate([np.asarray(self.mount_position, np.float64).reshape(3),
+                            np.asarray(self.mount_rotation, np.float64).reshape(9)]),
+            padded, len(local))
+
+
+@dataclass(frozen=True)
+class _ScanFrame:
+    """What ``EmbreePacketRaycaster.scanner`` takes of a Lidar2D: the mount (position, then the
+    rotation row by row) and the beams' directions in the sensor frame (3, beams padded to a
+    multiple of 16), float64."""
+
+    mount: np.ndarray
+    local: np.ndarray
+    beams: int
+
+
+_NONE = np.empty(0, np.float32)  # no noise or dropout draws
+_NO_HITS = (_NONE, np.empty(0, np.uint8), _NONE)  # no other cars
+
+
+def sensor_rays(pose: Sequence[float], mount_position: np.ndarray, mount_rotation: np.ndarray,
+                local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Origin (3,) and world directions (n, 3), float64, of a sensor at ``mount_position``
+    and ``mount_rotation`` on a car at ``pose`` (x, y, z, roll, pitch, yaw), with beams
+    ``local`` (n, 3) in its frame: ``R(pose) @ R_mount`` and ``pose + R(pose) @ mount``, term
+    by term as ``EmbreePacketRaycaster.rays`` computes them (a BLAS matmul fuses multiplies
+    and adds, and rounds differently), so both paths cast the same rays."""
+    x, y, z, roll, pitch, yaw = pose
+    car = rotation_matrix(roll, pitch, yaw)
+    mount_rotation = np.asarray(mount_rotation, np.float64)
+    rotation = (car[:, 0:1] * mount_rotation[0] + car[:, 1:2] * mount_rotation[1]
+                + car[:, 2:3] * mount_rotation[2])
+    origin = np.array([x, y, z]) + (car[:, 0] * mount_position[0] + car[:, 1] * mount_position[1]
+                                    + car[:, 2] * mount_position[2])
+    local = np.asarray(local, np.float64)
+    directions = (local[:, 0:1] * rotation[:, 0] + local[:, 1:2] * rotation[:, 1]
+                  + local[:, 2:3] * rotation[:, 2])
+    return origin, directions
 
 
 def _rotations(poses: np.ndarray) -> np.ndarray:

@@ -116,7 +116,7 @@ class _Runtime:
             raise EmbreeUnavailableError(msg)
         self._numba = numba
         self.kernel = _compile(numba, self.lib)
-        self._scans: dict[bool, tuple[Any, Any]] = {}
+        self._scans: dict[bool, tuple[Any, Any, Any]] = {}
         # Compile now (about a second each), not in the middle of the first frame.
         empty = np.empty((0, 3), np.float32)
         self.kernel(0, empty, empty, np.float32(0.0), np.float32(1.0),
@@ -124,19 +124,20 @@ class _Runtime:
         if _SCAN_WANTED:
             self.scanner(parallel=False)
 
-    def scanner(self, parallel: bool) -> tuple[Any, Any]:
-        """The kernels ``rays`` and ``scan`` of ``_compile_scan``, ``scan`` serial or over
-        numba's threads, compiled on first use."""
+    def scanner(self, parallel: bool) -> tuple[Any, Any, Any]:
+        """The kernels ``rays``, ``scan`` and ``scan_many`` of ``_compile_scan``, the scans
+        serial or over numba's threads; ``scan_many`` compiles on its first call."""
         kernels = self._scans.get(parallel)
         if kernels is None:
-            rays, scan = _compile_scan(self._numba, _intersect16(self.lib), parallel)
+            rays, scan, scan_many = _compile_scan(self._numba, _intersect16(self.lib),
+                                                  parallel)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
             if not parallel:  # ``rays`` is taken from the serial pair
                 rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
             floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
             scan(0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats, 0.0, floats,
                  floats, floats, labels, floats, floats, floats.copy(), 1)
-            kernels = self._scans[parallel] = (rays, scan)
+            kernels = self._scans[parallel] = (rays, scan, scan_many)
         return kernels
 
 
@@ -411,7 +412,36 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
                   draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
                   run * packets // runs, (run + 1) * packets // runs)
 
-    return rays, scan
+    @numba.njit(nogil=True, cache=False, parallel=parallel)
+    def scan_many(scene: int, poses: np.ndarray, mounts: np.ndarray, local: np.ndarray,
+                  labels: np.ndarray, settings: np.ndarray, noise: np.ndarray,
+                  draws: np.ndarray, gain: np.ndarray, box_distance: np.ndarray,
+                  box_label: np.ndarray, box_cosine: np.ndarray, ranges: np.ndarray,
+                  intensity: np.ndarray, chunks: int) -> None:
+        """``scan`` of n sensors with as many beams in one call: row i of ``poses``,
+        ``mounts``, ``local`` (n, 3, padded beams), ``ranges`` and ``intensity`` is sensor
+        i's, ``settings`` rows are its max_distance, range_min, range_max, noise_std and
+        dropout. ``noise``, ``draws`` and the ``box_`` arrays are (n, beams), or (1, 0) where
+        no sensor has any. The parallel build spreads the sensors (and, for fewer sensors than
+        ``chunks``, runs of their packets) over numba's threads."""
+        sensors = poses.shape[0]
+        packets = (ranges.shape[1] + 15) // 16
+        runs = max(1, min(chunks // sensors, packets)) if parallel and sensors < chunks else 1
+        for job in numba.prange(sensors * runs):
+            i = job // runs
+            run = job - i * runs
+            origin, rotation = sensor_frame(poses[i], mounts[i])
+            row = min(i, noise.shape[0] - 1)
+            drawn = min(i, draws.shape[0] - 1)
+            boxed = min(i, box_distance.shape[0] - 1)
+            trace(scene, origin, rotation, local[i], labels,
+                  np.float32(min(settings[i, 0], 3.0e38)), np.float32(settings[i, 1]),
+                  np.float32(settings[i, 2]), np.float32(settings[i, 3]), noise[row],
+                  np.float32(settings[i, 4]), draws[drawn], gain, box_distance[boxed],
+                  box_label[boxed], box_cosine[boxed], ranges[i], intensity[i],
+                  run * packets // runs, (run + 1) * packets // runs)
+
+    return rays, scan, scan_many
 
 
 _RUNTIME: _Runtime | None = None
@@ -513,6 +543,12 @@ class EmbreePacketRaycaster:
             bound = self._scanners[parallel] = functools.partial(
                 self._rt.scanner(parallel)[1], self._scene)
         return bound
+
+    def batch_scanner(self, threads: int = 1) -> Callable[..., None]:
+        """``scan_many`` of ``_compile_scan`` on this scene: ``batch_scanner(threads)(poses,
+        mounts, local, labels, settings, noise, draws, gain, box_distance, box_label,
+        box_cosine, ranges, intensity, threads)``, several sensors' scans in one call."""
+        return functools.partial(self._rt.scanner(threads > 1)[2], self._scene)
 
     def __del__(self) -> None:
         scene = getattr(self, '_scene', None)

@@ -169,6 +169,68 @@ class Lidar2D:
             padded, len(local))
 
 
+class Lidar2DBatch:
+    """2D scanners with the same number of beams, rendered in one compiled call: the cars of
+    a vector of simulations, or of a race. The same draws, rays and results as each one's own
+    ``render``; made for a fixed set of sensors, so the stacked mounts and beams are reused."""
+
+    def __init__(self, sensors: Sequence[Lidar2D]) -> None:
+        self.sensors = tuple(sensors)
+        frames = [sensor._frame for sensor in self.sensors]
+        self.beams = frames[0].beams
+        if any(frame.beams != self.beams for frame in frames):
+            msg = 'a Lidar2DBatch needs sensors with the same number of beams'
+            raise ValueError(msg)
+        self.mounts = np.stack([frame.mount for frame in frames])
+        self.local = np.ascontiguousarray(np.stack([frame.local for frame in frames]))
+        models = [sensor.model for sensor in self.sensors]
+        self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
+                                   m.dropout) for m in models], np.float64)
+
+    def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
+        world, time_ns = ctx.world, ctx.time_ns
+        poses = ctx.timeline.poses(-1)
+        layer = world.track
+        track = layer.raycaster
+        assert isinstance(track, EmbreePacketRaycaster)
+        n, beams = len(self.sensors), self.beams
+        stacked = np.array([poses[sensor.car] for sensor in self.sensors], np.float64)
+        models = [sensor.model for sensor in self.sensors]
+        self.settings[:, 3] = [m.noise_std for m in models]  # randomisation may change them
+        self.settings[:, 4] = [m.dropout for m in models]
+        noise, draws = _NONE_ROWS, _NONE_ROWS
+        if any(m.noise_std > 0.0 for m in models):
+            noise = np.zeros((n, beams), np.float32)
+            for row, model in zip(noise, models, strict=True):
+                if model.noise_std > 0.0:
+                    row[:] = model.rng.standard_normal(beams, np.float32)
+        if any(m.dropout > 0.0 for m in models):
+            draws = np.zeros((n, beams), np.float32)
+            for row, model in zip(draws, models, strict=True):
+                if model.dropout > 0.0:
+                    row[:] = model.rng.random(beams, np.float32)
+        boxes = _NO_BOX_ROWS
+        obstacles = [world.obstacles(sensor.car, poses, time_ns) for sensor in self.sensors] \
+            if world.cars_visible else []
+        if any(o is not None for o in obstacles):
+            distance = np.full((n, beams), np.inf, np.float32)
+            label, cosine = np.zeros((n, beams), np.uint8), np.zeros((n, beams), np.float32)
+            for i, (sensor, found) in enumerate(zip(self.sensors, obstacles, strict=True)):
+                if found is not None:
+                    origin, directions = track.rays(stacked[i], self.mounts[i],
+                                                    self.local[i], beams)
+                    hits = found.cast(origin[None, :], directions, sensor.model.range_max)
+                    distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
+            boxes = (distance, label, cosine)
+        ranges, intensity = np.empty((n, beams), np.float32), np.empty((n, beams), np.float32)
+        track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
+                                     self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
+                                     ranges, intensity, threads)
+        return [Rendered(time_ns, (Output('', ranges[i], 'ranges'),
+                                   Output('/intensity', intensity[i], 'intensity')))
+                for i in range(n)]
+
+
 @dataclass(frozen=True)
 class _ScanFrame:
     """What ``EmbreePacketRaycaster.scanner`` takes of a Lidar2D: the mount (position, then the
@@ -182,6 +244,8 @@ class _ScanFrame:
 
 _NONE = np.empty(0, np.float32)  # no noise or dropout draws
 _NO_HITS = (_NONE, np.empty(0, np.uint8), _NONE)  # no other cars
+_NONE_ROWS = np.empty((1, 0), np.float32)  # no sensor of a batch draws noise or dropout
+_NO_BOX_ROWS = (_NONE_ROWS, np.empty((1, 0), np.uint8), _NONE_ROWS)  # no sensor sees a car
 
 
 def sensor_rays(pose: Sequence[float], mount_position: np.ndarray, mount_rotation: np.ndarray,

@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
@@ -19,8 +20,9 @@ import zmq
 
 from arsim_core import protocol
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
+from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.frames import Context, Rendered, update_frames
-from arsim_core.backend.lidar import Lidar2D, Lidar3D
+from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline
@@ -41,7 +43,10 @@ COMPUTED_TYPES = frozenset({'imu', 'gnss', 'wheel_odometry', 'ground_truth'})
 class EmbeddedBackend:
     """Protocol state machine, independent of the socket so it can be tested directly."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        """``threads`` > 1 spreads 2D scans over numba's threads: for in-process users only,
+        as the backend process shares the cores with the simulation's others."""
+        self.threads = threads
         self.world: World | None = None
         self.timeline = Timeline()
         self.sensors: dict[tuple[str, str], Sensor] = {}
@@ -50,6 +55,7 @@ class EmbeddedBackend:
         self.cars_visible = True
         self.track_name = ''
         self.car_specs: list[Mapping[str, Any]] = []
+        self._plans: dict[tuple[tuple[str, str], ...], _Plan] = {}
         self.seed = 0
         self.frame_period_ns = 0
         self._renderer: Renderer | None = None
@@ -87,9 +93,13 @@ class EmbeddedBackend:
         frame_period = int(header.get('frame_period_ns', 0))
         seed = int(header.get('seed', 0))
         sensors, computed = _make_sensors(cars, seed, frame_period)
+        for sensor in sensors.values():
+            if isinstance(sensor, Lidar2D):
+                sensor.threads = self.threads
         self._load_track(header, arrays, protocol.INITIAL_SETTINGS)
         self.sensors, self.computed = sensors, computed
         self.car_specs = cars
+        self._plans.clear()
         self.seed = seed
         self.frame_period_ns = frame_period
         self.footprints = footprints
@@ -169,17 +179,49 @@ class EmbeddedBackend:
         if self.world is None:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
+        plan = self._plans.get(tuple(requests)) or self._plan(requests)
+        missing = plan.cars - poses.keys()
+        if missing:
+            msg = f'render request for car(s) {sorted(missing)} without a pose'
+            raise ProtocolError(msg)
+        self.timeline.add(time_ns, poses)
+        ctx = Context(self.world, self.timeline, time_ns, self.renderer)
+        if plan.batch is None:
+            return [(sensor, sensor.render(ctx)) for sensor in plan.sensors]
+        batched = {id(sensor): result for sensor, result
+                   in zip(plan.batch.sensors, plan.batch.render(ctx, self.threads), strict=True)}
+        return [(sensor, batched.get(id(sensor)) or sensor.render(ctx))
+                for sensor in plan.sensors]
+
+    def _plan(self, requests: Sequence[tuple[str, str]]) -> _Plan:
+        """What a list of (car, sensor) requests renders, checked once and kept: the same
+        requests come back every few frames."""
         chosen = []
         for key in requests:
             if key in self.computed:
                 continue
-            if key not in self.sensors or key[0] not in poses:
+            if key not in self.sensors:
                 msg = f'render request for unknown car/sensor {key}'
                 raise ProtocolError(msg)
             chosen.append(self.sensors[key])
-        self.timeline.add(time_ns, poses)
-        ctx = Context(self.world, self.timeline, time_ns, self.renderer)
-        return [(sensor, sensor.render(ctx)) for sensor in chosen]
+        assert self.world is not None
+        scans = [s for s in chosen if isinstance(s, Lidar2D)]
+        # Several cars' scans in one compiled call (and over threads in process, if asked).
+        batch = Lidar2DBatch(scans) if len(scans) > 1 and isinstance(
+            self.world.track.raycaster, EmbreePacketRaycaster) and len(
+            {s.local_directions.shape for s in scans}) == 1 else None
+        plan = _Plan(tuple(chosen), frozenset(s.car for s in chosen), batch)
+        if len(self._plans) > 64:
+            self._plans.clear()
+        self._plans[tuple(requests)] = plan
+        return plan
+
+
+@dataclass(frozen=True)
+class _Plan:
+    sensors: tuple[Sensor, ...]
+    cars: frozenset[str]
+    batch: Lidar2DBatch | None
 
 
 def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns: int

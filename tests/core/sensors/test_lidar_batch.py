@@ -1,0 +1,72 @@
+"""Several cars' 2D scans rendered in one compiled call (``Lidar2DBatch``, which the embedded
+backend uses whenever a frame asks for two or more) give the very bits each scan gives alone:
+with noise and dropout on some sensors, other cars in view, and over two threads."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arsim_core.backend.server import EmbeddedBackend
+from arsim_core.engine import TrackWorld
+from arsim_core.track import load_track
+
+HOKUYO = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0,
+          'mount': [0.27, 0.0, 0.11, 0.0, 0.0, 0.0], 'beams': 1080, 'angle_min': -2.35,
+          'angle_increment': 4.7 / 1079, 'range_min': 0.1, 'range_max': 30.0,
+          'noise_std': 0.0, 'dropout': 0.0}
+NOISY = {**HOKUYO, 'noise_std': 0.02, 'dropout': 0.05}
+TURNED = {**HOKUYO, 'mount': [0.1, 0.05, 0.2, 0.0, 0.0, 0.3]}
+
+
+def backend(world: TrackWorld, visible: bool, threads: int = 1) -> EmbeddedBackend:
+    cars = [{'id': f'car{i}', 'footprint': [0.58, 0.31, 0.2], 'sensors': [spec]}
+            for i, spec in enumerate((HOKUYO, NOISY, TURNED, HOKUYO))]
+    made = EmbeddedBackend(threads)
+    made.configure({'cars': cars, 'seed': 11, 'frame_period_ns': 25_000_000,
+                    'cars_visible': visible, 'track': {'name': world.name}}, world.arrays())
+    return made
+
+
+def poses(world: TrackWorld, frame: int) -> dict[str, list[float]]:
+    """Four cars close together near the start, moving a little every frame."""
+    x, y, yaw = world.start_pose
+    out = {}
+    for i in range(4):
+        ahead = 0.8 * i + 0.05 * frame
+        side = 0.25 if i % 2 else -0.25
+        out[f'car{i}'] = [x + ahead * math.cos(yaw) - side * math.sin(yaw),
+                          y + ahead * math.sin(yaw) + side * math.cos(yaw), 0.0, 0.0, 0.0,
+                          yaw + 0.02 * i]
+    return out
+
+
+@pytest.fixture(scope='module')
+def world(repo_root) -> TrackWorld:
+    return TrackWorld.from_track(load_track('arsim_ring', repo_root / 'maps'))
+
+
+@pytest.mark.parametrize('visible', [False, True])
+@pytest.mark.parametrize('threads', [1, 2])
+def test_a_batch_of_scans_has_the_bits_of_single_scans(world, visible: bool,
+                                                       threads: int) -> None:
+    together, alone = backend(world, visible, threads), backend(world, visible)
+    keys = [(f'car{i}', 'scan') for i in range(4)]
+    for frame in range(5):
+        time_ns = (frame + 1) * 25_000_000
+        batched = together.render(time_ns, poses(world, frame), keys)
+        assert together._plans[tuple(keys)].batch is not None, 'four scans take the batch'
+        for (sensor, result), key in zip(batched, keys, strict=True):
+            single = alone.render(time_ns, poses(world, frame), [key])[0][1]
+            assert (sensor.car, sensor.name) == key and result.stamp_ns == single.stamp_ns
+            for mine, theirs in zip(result.outputs, single.outputs, strict=True):
+                assert mine.suffix == theirs.suffix
+                np.testing.assert_array_equal(mine.array, theirs.array)
+        ranges = batched[1][1].outputs[0].array
+        assert np.isnan(ranges).any()  # the noisy sensor's dropout reached the batch
+    if visible:  # car1 sits beside car0, so one of car0's beams must end on it
+        assert not np.array_equal(batched[0][1].outputs[0].array,
+                                  backend(world, False).render(
+                                      time_ns, poses(world, 4), keys[:1])[0][1].outputs[0].array)

@@ -82,6 +82,8 @@ class World:
                   key: int) -> BoxLayer | None:
         """The boxes of every car but ``observer`` at ``poses``; cached under ``key`` (the
         frame time), so all sensors of a car share one build per frame."""
+        if not self.cars_visible or len(self.footprints) < 2:
+            return None
         cache_key = (key, observer)
         if cache_key not in self._obstacles:
             if len(self._obstacles) > 64:

@@ -29,7 +29,7 @@ ACTIONS = ('speed', 'accel')  # [steering angle, speed] | [steering velocity, ac
 OPPONENT_POLICIES = ('pure_pursuit', 'follow_the_gap', 'none')
 KEYWORDS = ('track', 'num_cars', 'timestep', 'scenario', 'profile', 'control', 'action',
             'opponents', 'opponent_speed', 'observe', 'reward', 'max_time', 'max_laps',
-            'randomization', 'collisions', 'sectors', 'render_mode')
+            'randomization', 'collisions', 'sectors', 'threads', 'render_mode')
 RACE_KEYS = ('lap_fraction', 'progress', 'laps', 'lap_time')
 
 
@@ -70,6 +70,10 @@ class RaceEnv(gymnasium.Env):
                          'collisions': None if options.get('collisions') is None
                          else {'response': options['collisions']}}
         self.sectors = None if options.get('sectors') is None else tuple(options['sectors'])
+        self.threads = int(options.get('threads', 1))
+        if self.threads < 1:
+            msg = f'threads: expected a whole number >= 1, got {options["threads"]!r}'
+            raise ValueError(msg)
         self.timestep = float(timestep)
         self._build(track, num_cars)
         self._view: Any = None
@@ -88,7 +92,8 @@ class RaceEnv(gymnasium.Env):
             self.engine.close()
         self.built_track = track.name if isinstance(track, Track) else track
         self.setup: RaceSetup = setup
-        self.engine = Engine(setup.scenario, InProcessRenderer(), sectors=self.sectors)
+        self.engine = Engine(setup.scenario, InProcessRenderer(self.threads),
+                             sectors=self.sectors)
         self.engine.load_track(setup.world)
         self.names = self.engine.names
         self.controlled = self.names if self.control == 'all' else self.names[:1]

@@ -63,7 +63,7 @@ class RaceVectorEnv(VectorEnv):
                            timestep=request['timestep'], observe=(), scan_all=True,
                            collisions={'response': 'ghost', 'cars_visible': False})
         self.setup = setup
-        self.engine = Engine(setup.scenario, InProcessRenderer(), sectors=t.sectors)
+        self.engine = Engine(setup.scenario, InProcessRenderer(t.threads), sectors=t.sectors)
         self.engine.load_track(setup.world)
         self.cars = self.engine.names
         self.scan_keys = [f'{car}/{setup.scan[car].name}' for car in self.cars]
@@ -139,15 +139,20 @@ class RaceVectorEnv(VectorEnv):
         if not self._batched:
             return self._step_envs(actions)
         t = self.template
-        rows = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2).tolist()
+        rows = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2)
+        usable = np.isfinite(rows).all(axis=1) & (rows >= t._action_low - 1e-6).all(axis=1) \
+            & (rows <= t._action_high + 1e-6).all(axis=1)
+        for i in np.flatnonzero(~usable):
+            t._valid(*rows[i].tolist())  # warns, as RaceEnv does
+        usable &= ~self._autoreset
         vehicles = self.engine.vehicles
-        for i, (car, (a0, a1)) in enumerate(zip(self.cars, rows, strict=True)):
-            if self._autoreset[i] or not t._valid(a0, a1):
-                continue
-            if t.action_mode == 'speed':
-                vehicles[car].set_ackermann(a1, a0)
+        speed_mode = t.action_mode == 'speed'
+        for i in np.flatnonzero(usable).tolist():
+            a0, a1 = rows[i].tolist()
+            if speed_mode:
+                vehicles[self.cars[i]].set_ackermann(a1, a0)
             else:
-                vehicles[car].set_inputs(a0, a1)
+                vehicles[self.cars[i]].set_inputs(a0, a1)
         frame = self.engine.advance()
         scans = dict(frame.sensors)
         restarting = self._autoreset.copy()

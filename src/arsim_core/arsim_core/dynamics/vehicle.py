@@ -129,16 +129,22 @@ class Vehicle:
         (rad/s, m/s^2, m/s^3) and 0 means "as fast as the car can". Targets beyond the
         car's limits are clipped to them.
         """
+        if not math.isfinite(speed + steering_angle + steering_angle_velocity + acceleration
+                             + jerk):  # one test for the usual case; the names come after
+            for name, value in (('speed', speed), ('steering_angle', steering_angle),
+                                ('steering_angle_velocity', steering_angle_velocity),
+                                ('acceleration', acceleration), ('jerk', jerk)):
+                _finite(name, value)
         p = self._params
         c = self._c
         c[MODE] = MODE_ACKERMANN
-        c[SPEED_TARGET] = _clip(_finite('speed', speed), p.longitudinal.min_speed,
+        c[SPEED_TARGET] = _clip(float(speed), p.longitudinal.min_speed,
                                 p.longitudinal.max_speed)
-        c[STEER_TARGET] = _clip(_finite('steering_angle', steering_angle),
-                                p.steering.min_angle, p.steering.max_angle)
-        c[SV_LIMIT] = abs(_finite('steering_angle_velocity', steering_angle_velocity))
-        c[ACCEL_LIMIT] = abs(_finite('acceleration', acceleration))
-        c[JERK_LIMIT] = abs(_finite('jerk', jerk))
+        c[STEER_TARGET] = _clip(float(steering_angle), p.steering.min_angle,
+                                p.steering.max_angle)
+        c[SV_LIMIT] = abs(float(steering_angle_velocity))
+        c[ACCEL_LIMIT] = abs(float(acceleration))
+        c[JERK_LIMIT] = abs(float(jerk))
 
     def set_normalised(self, throttle: float, brake: float, steering: float) -> None:
         """Normalised command: throttle, brake in [0, 1], steering in [-1, 1] (+ left).
@@ -223,6 +229,16 @@ class Vehicle:
         """
         x, y, yaw = self._model.pose(self._x)
         return x, y, (yaw + math.pi) % math.tau - math.pi
+
+    def planar_state(self) -> tuple[float, float, float, float, float, float, float]:
+        """``pose``, ``body_velocity`` and ``steering_angle`` in one read of the state: x, y,
+        yaw, vx, vy, yaw rate, steering angle."""
+        model = self._model
+        x = self._x.tolist() if self._compiled else self._x
+        px, py, yaw = model.pose(x)
+        vx, vy, wz = model.body_velocity(x, self._params)
+        return (px, py, (yaw + math.pi) % math.tau - math.pi, vx, vy, wz,
+                model.steering_angle(x))
 
     @property
     def body_velocity(self) -> tuple[float, float, float]:

@@ -255,6 +255,5 @@ class Engine:
 def read_state(vehicle: Vehicle) -> CarState:
     """A vehicle's state as the engine passes it on. The acceleration is left at zero: it
     costs a model evaluation, and only the IMU, which the engine does not compute, reads it."""
-    x, y, yaw = vehicle.pose
-    vx, vy, wz = vehicle.body_velocity
-    return CarState(x, y, yaw, vx, vy, wz, steering_angle=vehicle.steering_angle)
+    x, y, yaw, vx, vy, wz, steering = vehicle.planar_state()
+    return CarState(x, y, yaw, vx, vy, wz, steering_angle=steering)

@@ -89,10 +89,11 @@ class ProtocolRenderer:
 class InProcessRenderer:
     """The embedded backend's renderers called directly: no socket, no JSON, no copies."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        """``threads`` > 1 spreads 2D scans over numba's threads (see EmbeddedBackend)."""
         from arsim_core.backend.server import NAME, EmbeddedBackend
 
-        self.backend = EmbeddedBackend()
+        self.backend = EmbeddedBackend(threads)
         self.name = NAME
         self._reply: protocol.Message | None = None
 

@@ -8,6 +8,9 @@ episode ends; resets are not timed). Figures:
 * ``gym_steps_per_s_8cars``: eight cars, every car scanning every step (``control="all"``);
 * ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car.
 
+Each is measured with ``threads=2`` (the scans spread over two cores, where the machine has
+them; the rest of a step runs in one thread) and again with ``threads=1`` (``_1thread``).
+
 When ``ARSIM_F1TENTH_GYM_PYTHON`` names a Python with f1tenth_gym v1.0 installed (see
 ``bench/f1tenth_gym_baseline.py``), its figures are measured right after ours and printed as
 ``f1tenth_gym_steps_per_s_*``, with the ratios ``gym_speedup_vs_f1tenth_gym_*``.
@@ -55,11 +58,12 @@ def steps_per_second(step: Any, reset: Any, seconds: float = SECONDS) -> float:
     return steps / elapsed
 
 
-def single(num_cars: int) -> float:
+def single(num_cars: int, threads: int) -> float:
     import gymnasium
 
     env = gymnasium.make('arsim_gym:arsim/Race-v0', track=track(), num_cars=num_cars,
-                         timestep=0.01, control='ego' if num_cars == 1 else 'all')
+                         timestep=0.01, control='ego' if num_cars == 1 else 'all',
+                         threads=threads)
     env.reset(seed=0)
     action = np.tile(np.array([0.0, 1.0], np.float32), (num_cars, 1)).reshape(
         env.action_space.shape)
@@ -73,12 +77,12 @@ def single(num_cars: int) -> float:
     return rate
 
 
-def vector(num_envs: int) -> float:
+def vector(num_envs: int, threads: int) -> float:
     import gymnasium
 
     envs = gymnasium.make_vec('arsim_gym:arsim/Race-v0', num_envs=num_envs,
                               vectorization_mode='vector_entry_point', track=track(),
-                              timestep=0.01)
+                              timestep=0.01, threads=threads)
     envs.reset(seed=0)
     actions = np.tile(np.array([0.0, 1.0], np.float32), (num_envs, 1))
     rate = steps_per_second(lambda: bool(envs.step(actions)[2].all()), lambda: None)
@@ -96,9 +100,13 @@ def f1tenth_gym(python: str) -> dict[str, float]:
 
 
 def run() -> list[tuple[str, float, str]]:
-    figures = [('gym_steps_per_s_1car', single(1), 'steps_per_s'),
-               ('gym_steps_per_s_8cars', single(8), 'steps_per_s'),
-               ('gym_vector_16_env_steps_per_s', vector(16), 'env_steps_per_s')]
+    threads = min(2, os.cpu_count() or 1)
+    figures = []
+    for count, suffix in ((threads, ''), (1, '_1thread')):
+        figures += [(f'gym_steps_per_s_1car{suffix}', single(1, count), 'steps_per_s'),
+                    (f'gym_steps_per_s_8cars{suffix}', single(8, count), 'steps_per_s'),
+                    (f'gym_vector_16_env_steps_per_s{suffix}', vector(16, count),
+                     'env_steps_per_s')]
     python = os.environ.get('ARSIM_F1TENTH_GYM_PYTHON')
     if python:
         theirs = f1tenth_gym(python)

@@ -146,6 +146,37 @@ def _intersect16(lib: ctypes.CDLL) -> Any:
     return ctypes.CFUNCTYPE(None, sz, sz, sz, sz)(('rtcIntersect16', lib))
 
 
+def _packet_setup(numba: Any) -> Any:
+    """Numba function ``new_packet(tnear) -> (ray, bits, arguments)``: a zeroed, 64-byte aligned
+    ``RTCRayHit16`` as float32 (``ray``) and uint32 (``bits``) views, with the fields no
+    intersection changes set (tnear, time, mask: every geometry, id, flags), and the
+    ``RTCIntersectArguments`` of a coherent query (flags, feature_mask, context, filter,
+    intersect (NULL), minWidthDistanceFactor, read only by builds with RTC_MIN_WIDTH)."""
+    words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
+    coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
+    all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
+    unit_width = np.float32(1.0).view(np.uint32)
+
+    @numba.njit(nogil=True, cache=False)
+    def new_packet(tnear: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raw = np.empty(words + 16, np.float32)
+        skip = ((64 - raw.ctypes.data % 64) % 64) // 4
+        ray = raw[skip:skip + words]
+        for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
+            ray[k] = 0.0
+        bits = ray.view(np.uint32)
+        for k in range(16):  # time, id and flags stay 0
+            ray[48 + k] = tnear
+            bits[144 + k] = invalid
+        arguments = np.zeros(10, np.uint32)
+        arguments[0] = coherent
+        arguments[1] = all_features
+        arguments[8] = unit_width
+        return ray, bits, arguments
+
+    return new_packet
+
+
 def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     """Numba kernel: cast n rays in 16-wide packets.
 
@@ -153,10 +184,8 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     process (about a second) rather than cached.
     """
     intersect16 = _intersect16(lib)
-    words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
-    coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
-    all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
-    unit_width = np.float32(1.0).view(np.uint32)
+    new_packet = _packet_setup(numba)
+    invalid = np.uint32(_INVALID_ID)
     inf, zero = np.float32(np.inf), np.float32(0.0)
 
     @numba.njit(nogil=True, cache=False)
@@ -166,25 +195,8 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
         n = directions.shape[0]
         m = origins.shape[0]
         packets = (n + 15) // 16
-        raw = np.empty(words + 16, np.float32)
-        skip = ((64 - raw.ctypes.data % 64) % 64) // 4
-        ray = raw[skip:skip + words]
-        for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
-            ray[k] = 0.0
-        bits = ray.view(np.uint32)
+        ray, bits, arguments = new_packet(tnear)
         valid = np.empty(16, np.int32)
-        # RTCIntersectArguments: flags, feature_mask, context, filter, intersect (NULL),
-        # minWidthDistanceFactor (read only by builds with RTC_MIN_WIDTH).
-        arguments = np.zeros(10, np.uint32)
-        arguments[0] = coherent
-        arguments[1] = all_features
-        arguments[8] = unit_width
-        for k in range(16):  # what no intersection changes
-            ray[48 + k] = tnear
-            ray[112 + k] = 0.0  # time
-            bits[144 + k] = invalid  # mask: every geometry
-            bits[160 + k] = 0  # id
-            bits[176 + k] = 0  # flags
         for packet in range(packets):
             base = packet * 16
             first = base % m
@@ -255,10 +267,8 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
     Rays are traced in packets of 16; the parallel build spreads ``chunks`` runs of packets
     over numba's threads, the serial one ignores ``chunks``.
     """
-    words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
-    coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
-    all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
-    unit_width = np.float32(1.0).view(np.uint32)
+    new_packet = _packet_setup(numba)
+    invalid = np.uint32(_INVALID_ID)
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
 
@@ -311,31 +321,17 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
         noisy = noise.shape[0] > 0
         dropping = draws.shape[0] > 0
         boxes = box_distance.shape[0] > 0
-        raw = np.empty(words + 16, np.float32)
-        skip = ((64 - raw.ctypes.data % 64) % 64) // 4
-        ray = raw[skip:skip + words]
-        for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
-            ray[k] = 0.0
-        bits = ray.view(np.uint32)
+        ray, bits, arguments = new_packet(np.float32(0.0))
         valid = np.empty(16, np.int32)
         distance = np.empty(16, np.float32)
         cosine = np.empty(16, np.float32)
         triangle = np.empty(16, np.uint32)
         strength = np.empty(16, np.float32)
         last_label = np.uint32(labels.shape[0] - 1)  # a miss
-        arguments = np.zeros(10, np.uint32)  # RTCIntersectArguments, as in ``cast``
-        arguments[0] = coherent
-        arguments[1] = all_features
-        arguments[8] = unit_width
-        for k in range(16):  # what no intersection changes
+        for k in range(16):  # one origin for every ray
             ray[k] = np.float32(origin[0])
             ray[16 + k] = np.float32(origin[1])
             ray[32 + k] = np.float32(origin[2])
-            ray[48 + k] = 0.0  # tnear
-            ray[112 + k] = 0.0  # time
-            bits[144 + k] = invalid  # mask: every geometry
-            bits[160 + k] = 0  # id
-            bits[176 + k] = 0  # flags
         r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
         r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
         r20, r21, r22 = rotation[2, 0], rotation[2, 1], rotation[2, 2]

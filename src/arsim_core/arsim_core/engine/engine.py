@@ -13,7 +13,7 @@ referee, the sensor schedule, a renderer and the race metrics. Two ways to drive
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,8 +41,7 @@ from arsim_core.race import CollisionWorld
 ABSURD_SPEED_FACTOR = 3.0
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(NamedTuple):
     """What one in-process frame produced: every car's state, the referee's verdict (events
     include resets and model errors) and the rendered sensor data by frame name."""
 

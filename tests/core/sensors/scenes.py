@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
+from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
+from arsim_core.backend.raycast import EmbreeRaycaster, NumpyRaycaster
 from arsim_core.sensors import labels
 
 HALF = 5.0  # the room spans [-HALF, HALF] in x and y
@@ -84,3 +87,21 @@ def update(client, step: int, time_ns: int, poses: dict[str, list[float]],
     return client.request(protocol.UPDATE, step, time_ns,
                           {'cars': [{'id': car, 'pose': pose} for car, pose in poses.items()],
                            'render': [{'car': 'ego', 'sensor': s} for s in render]})
+
+
+def embree_packets(vertices: np.ndarray, triangles: np.ndarray) -> EmbreePacketRaycaster:
+    """Embree packets, or a skip where this machine has none."""
+    try:
+        return EmbreePacketRaycaster(vertices, triangles)
+    except EmbreeUnavailableError as exc:
+        pytest.skip(f'Embree packets unavailable: {exc}')
+
+
+def embreex_caster(vertices: np.ndarray, triangles: np.ndarray) -> EmbreeRaycaster:
+    """embreex's single rays, or a skip where it is not installed."""
+    pytest.importorskip('embreex')
+    return EmbreeRaycaster(vertices, triangles)
+
+
+#: Every ray caster, by name, for tests that hold them to the same answers.
+CASTERS = {'embree-packets': embree_packets, 'embreex': embreex_caster, 'numpy': NumpyRaycaster}

@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from scenes import CASTERS
 
 from arsim_core.backend.boxes import BoxLayer, box_frames, cast_boxes
-from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
-from arsim_core.backend.raycast import EmbreeRaycaster, NumpyRaycaster
 from arsim_core.backend.scene import Layer
 from arsim_core.backend.shapes import Footprint, box_mesh
 from arsim_core.dynamics._jit import NUMBA_ENABLED, python_function
@@ -25,19 +24,6 @@ Boxes = list[tuple[Footprint, tuple[float, ...]]]
 MARGIN = 1e-5
 
 
-def _embree_packets(vertices: np.ndarray, triangles: np.ndarray) -> EmbreePacketRaycaster:
-    try:
-        return EmbreePacketRaycaster(vertices, triangles)
-    except EmbreeUnavailableError as exc:
-        pytest.skip(f'Embree packets unavailable: {exc}')
-
-
-def _embreex(vertices: np.ndarray, triangles: np.ndarray) -> EmbreeRaycaster:
-    pytest.importorskip('embreex')
-    return EmbreeRaycaster(vertices, triangles)
-
-
-CASTERS = {'embree-packets': _embree_packets, 'embreex': _embreex, 'numpy': NumpyRaycaster}
 
 
 def _mesh_hits(boxes: Boxes, factory, origins: np.ndarray, directions: np.ndarray,

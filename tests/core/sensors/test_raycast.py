@@ -6,25 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenes import HALF, room
-
-from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
-from arsim_core.backend.raycast import EmbreeRaycaster, NumpyRaycaster
-
-
-def _embree_packets(vertices: np.ndarray, triangles: np.ndarray) -> EmbreePacketRaycaster:
-    try:
-        return EmbreePacketRaycaster(vertices, triangles)
-    except EmbreeUnavailableError as exc:
-        pytest.skip(f'Embree packets unavailable: {exc}')
-
-
-def _embreex(vertices: np.ndarray, triangles: np.ndarray) -> EmbreeRaycaster:
-    pytest.importorskip('embreex')
-    return EmbreeRaycaster(vertices, triangles)
-
-
-CASTERS = {'embree-packets': _embree_packets, 'embreex': _embreex, 'numpy': NumpyRaycaster}
+from scenes import CASTERS, HALF, room
 
 
 @pytest.fixture(params=sorted(CASTERS))

@@ -44,6 +44,7 @@ from arsim_core.engine import (
     TrackWorld,
 )
 from arsim_core.engine import referee as verdicts
+from arsim_core.engine.lockstep import PING_PERIOD_S
 from arsim_core.errors import ArsimError
 from arsim_msgs.msg import (
     CarCommand,
@@ -153,7 +154,7 @@ class Bridge(Node):
                 return False
             if every is not None and now >= next_ping:
                 every()
-                next_ping = now + 0.2
+                next_ping = now + PING_PERIOD_S
             self.executor_.spin_once(timeout_sec=0.01)
         return True
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from arsim_core.dynamics._jit import kernel
 from arsim_core.errors import ArsimError, ConfigError
+from arsim_core.track.geometry import arc_length, closed_length
 
 Pose2D = tuple[float, float, float]
 
@@ -211,8 +212,8 @@ class RaceMetrics:
                 msg = f'{key} must hold finite non-negative distances [m], got {arr.min()}'
                 raise ConfigError(msg)
             widths[key] = arr
-        segments = np.hypot(*(np.roll(points, -1, axis=0) - points).T)
-        if not np.all(np.isfinite(points)) or not segments.sum() > 0.0:
+        length = closed_length(points)
+        if not np.all(np.isfinite(points)) or not length > 0.0:
             msg = 'centerline must hold finite points of a loop with a non-zero length'
             raise ConfigError(msg)
         fractions = tuple(float(f) for f in sectors)
@@ -225,8 +226,8 @@ class RaceMetrics:
             msg = f'car names must be unique, got {list(names)}'
             raise ConfigError(msg)
         self._points = points
-        self._s = np.concatenate([[0.0], np.cumsum(segments[:-1])])
-        self._length = float(segments.sum())
+        self._s = arc_length(points)
+        self._length = length
         self._width_left: list[float] = widths['width_left'].tolist()
         self._width_right: list[float] = widths['width_right'].tolist()
         # Inside the widest track edge a local nearest point is the global one on any track
@@ -242,9 +243,7 @@ class RaceMetrics:
                   sectors: Sequence[float] = ()) -> RaceMetrics:
         """Metrics on ``track``, the start line where its start pose projects."""
         points = np.asarray(track.centerline, dtype=np.float64)
-        s_cumulative = np.concatenate(
-            [[0.0], np.cumsum(np.hypot(*(np.roll(points, -1, axis=0) - points).T)[:-1])])
-        start_s, _, _ = project(points, s_cumulative, track.start_pose[:2])
+        start_s, _, _ = project(points, arc_length(points), track.start_pose[:2])
         return cls(points, track.width_left, track.width_right, cars, start_s, sectors)
 
     @property

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.config.fields import Section, load_yaml
-from arsim_core.dynamics import Vehicle, VehicleConfig
+from arsim_core.dynamics import VehicleConfig
 from arsim_core.engine import Engine
 from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
@@ -74,9 +74,7 @@ class Draw:
         chosen = engine.vehicles if cars is None else cars
         for name in chosen:
             if vehicle_keys:
-                config = _vary(base[name], self.values)
-                engine.configs[name] = config
-                engine.vehicles[name] = Vehicle(config)
+                engine.set_vehicle(name, _vary(base[name], self.values))
         backend = getattr(engine.renderer, 'backend', None)
         if backend is None:
             return

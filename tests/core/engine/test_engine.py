@@ -109,6 +109,27 @@ def test_same_seed_and_commands_give_bit_identical_states_and_noisy_scans(
     assert finite.sum() > 500 and 0.005 < float(np.std(diff[finite])) < 0.02
 
 
+def test_commands_for_all_cars_at_once_drive_as_one_car_at_a_time(make_scenario, engine_on):
+    names = ('ego', 'opp', 'third')
+    one_by_one, all_at_once = (engine_on(make_scenario(names)) for _ in range(2))
+    assert [fleet.names for fleet in all_at_once.fleets] == [names]  # one call steps them
+    one_by_one.reset()
+    all_at_once.reset()
+    speed, steer = np.array([2.0, 9.0, -0.5]), np.array([0.05, -0.9, 0.0])  # 9, -0.9 clipped
+    active = np.array([True, True, False])
+    for _ in range(40):
+        for i in np.flatnonzero(active):
+            one_by_one.drive(names[i], float(speed[i]), float(steer[i]))
+        all_at_once.drive_all(speed, steer, active)
+        apart, together = one_by_one.advance(), all_at_once.advance()
+        assert apart.states == together.states
+    rows = all_at_once.planar_states()
+    expected = [[s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle]
+                for s in together.states.values()]
+    assert rows.tolist() == expected
+    assert rows[2, 3] == 0.0 and rows[0, 3] > 1.0  # the inactive car never moved
+
+
 def test_reset_puts_cars_at_the_poses_given(make_scenario, engine_on, ring):
     engine = engine_on(make_scenario(('ego', 'opp')))
     pose = centerline_pose(ring, 0.3)

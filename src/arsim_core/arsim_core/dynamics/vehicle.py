@@ -49,6 +49,14 @@ def _clip(value: float, lo: float, hi: float) -> float:
     return lo if value < lo else min(value, hi)
 
 
+def substeps(dt: float, rate_hz: float) -> tuple[int, float]:
+    """``dt`` split into ceil(dt * rate_hz) equal sub-steps: (count, length [s])."""
+    if not dt >= 0.0:
+        raise ValueError(f'dt must be >= 0, got {dt!r}')
+    n = max(1, math.ceil(dt * rate_hz - 1e-9)) if dt > 0.0 else 0
+    return n, dt / n if n else 0.0
+
+
 def _finite(name: str, value: float) -> float:
     value = float(value)
     if not math.isfinite(value):
@@ -178,11 +186,8 @@ class Vehicle:
         until :meth:`reset`).
         """
         if dt != self._dt:  # the node uses one dt all the time: compute the split once
-            if not dt >= 0.0:
-                raise ValueError(f'dt must be >= 0, got {dt!r}')
             self._dt = dt
-            self._n = max(1, math.ceil(dt * self._rate - 1e-9)) if dt > 0.0 else 0
-            self._h = dt / self._n if self._n else 0.0
+            self._n, self._h = substeps(dt, self._rate)
         if self._diverged:
             raise ModelDivergedError(f'{self._config.source}: model {self._config.model_name} '
                                      'diverged earlier; reset() the vehicle first')
@@ -196,6 +201,12 @@ class Vehicle:
                 ok = self._advance_generic(self._n, self._h)
         except (ArithmeticError, ValueError):  # pure-Python math errors mean divergence too
             ok = False
+        self.record_step(dt, ok)
+
+    def record_step(self, dt: float, ok: bool) -> None:
+        """Book a step of ``dt`` s that ran on this vehicle's state (here or in a ``Fleet``):
+        the clock moves on, or, if the state stopped being finite, the vehicle is diverged
+        and ModelDivergedError is raised."""
         if not ok:
             self._diverged = True
             raise ModelDivergedError(
@@ -203,6 +214,29 @@ class Vehicle:
                 f'{dt:g} s after t = {self._time:g} s (state {list(self.state)}); lower the '
                 f'time step (physics_rate_hz) or check the parameters')
         self._time += dt
+
+    def share_rows(self, x: np.ndarray, p: np.ndarray, c: np.ndarray) -> None:
+        """Keep the state, packed parameters and controller vector in the rows ``x``, ``p``
+        and ``c`` of a ``Fleet``'s matrices from now on, with their current values."""
+        x[:] = self._x
+        p[:] = self._p
+        c[:] = self._c
+        self._x, self._p, self._c = x, p, c
+
+    @property
+    def method(self) -> int:
+        """The integrator's id (``integrators.METHOD_IDS``)."""
+        return self._method
+
+    @property
+    def packed_params(self) -> Sequence[float]:
+        """The parameters in the layout the kernels index (``params.pack``)."""
+        return self._p
+
+    @property
+    def controls(self) -> Sequence[float]:
+        """The controller vector (layout in :mod:`.controllers`)."""
+        return self._c
 
     def _advance_generic(self, n: int, h: float) -> bool:
         """Sub-step loop for models without a kernel (plain Python, any derivative)."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from arsim_core.config.scenario import Scenario
 from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig, load_vehicle_config
+from arsim_core.dynamics.fleet import Fleet
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
     INVALID_STATE,
@@ -80,6 +81,7 @@ class Engine:
         self.vehicles: dict[str, Vehicle] = {
             car.name: Vehicle(self.configs[car.name]) for car in scenario.cars
             if dynamics and not car.external_dynamics}
+        self._group_vehicles()
         self.world: TrackWorld | None = None
         self.ready: Mapping[str, object] = {}  # the renderer's Ready header
         self.metrics: RaceMetrics | None = None
@@ -207,32 +209,103 @@ class Engine:
         """Ackermann target for ``car`` (clipped to its limits by the vehicle)."""
         self.vehicles[car].set_ackermann(speed, steering_angle)
 
+    def set_vehicle(self, car: str, config: VehicleConfig) -> None:
+        """Give ``car`` a vehicle built from ``config`` (randomised parameters, say), at rest
+        where the old one was placed last."""
+        self.configs[car] = config
+        self.vehicles[car] = Vehicle(config)
+        self._group_vehicles()
+
+    def _group_vehicles(self) -> None:
+        """Fleets of the vehicles that step together in one call, and the others (solo)."""
+        self.fleets = Fleet.group(self.vehicles)
+        grouped = {name for fleet in self.fleets for name in fleet.names}
+        self._solo = [name for name in self.vehicles if name not in grouped]
+        # where each fleet's cars are in ``names``; None where that is every car, in order
+        self._positions = [None if fleet.names == self.names else
+                           np.array([self.names.index(n) for n in fleet.names], dtype=np.intp)
+                           for fleet in self.fleets]
+
+    def drive_all(self, speed: np.ndarray, steering_angle: np.ndarray,
+                  active: np.ndarray) -> None:
+        """``drive`` for every car in ``names`` order where ``active``: one call for a grid of
+        cars (values must be finite; targets are clipped to each car's limits)."""
+        self._command_all(speed, steering_angle, active, direct=False)
+
+    def set_inputs_all(self, steering_rate: np.ndarray, acceleration: np.ndarray,
+                       active: np.ndarray) -> None:
+        """``Vehicle.set_inputs`` for every car in ``names`` order where ``active``."""
+        self._command_all(steering_rate, acceleration, active, direct=True)
+
+    def _command_all(self, first: np.ndarray, second: np.ndarray, active: np.ndarray,
+                     direct: bool) -> None:
+        for fleet, positions in zip(self.fleets, self._positions, strict=True):
+            if positions is None:
+                chosen, one, two = active, first, second
+            else:
+                chosen, one, two = active[positions], first[positions], second[positions]
+            if direct:
+                fleet.set_inputs(chosen, one, two)
+            else:
+                fleet.set_ackermann(chosen, one, two)
+        for name in self._solo:
+            i = self.names.index(name)
+            if active[i]:
+                vehicle = self.vehicles[name]
+                if direct:
+                    vehicle.set_inputs(float(first[i]), float(second[i]))
+                else:
+                    vehicle.set_ackermann(float(first[i]), float(second[i]))
+
     def advance(self) -> Frame:
         """One frame: integrate every vehicle (or apply its placement), judge, render."""
         self.step += 1
         self.time_ns += self.period_ns
         dt = self.period_ns * 1e-9
         events: list[Event] = []
-        states: dict[str, CarState] = {}
-        for name, vehicle in self.vehicles.items():
-            placement = self.pending.pop(name, None)
-            if placement is not None:
-                vehicle.reset(*placement.pose, placement.speed)
-                events.append(Event(name, RESET, f'{name} placed at x={placement.pose[0]:.3f} '
-                                                 f'y={placement.pose[1]:.3f}'))
-            else:
+        pending, self.pending = self.pending, {}
+        for name, placement in pending.items():
+            self.vehicles[name].reset(*placement.pose, placement.speed)
+            events.append(Event(name, RESET, f'{name} placed at x={placement.pose[0]:.3f} '
+                                             f'y={placement.pose[1]:.3f}'))
+        diverged: dict[str, ModelDivergedError] = {}
+        for fleet in self.fleets:
+            diverged.update(fleet.advance(dt, pending))
+        for name in self._solo:
+            if name not in pending:
                 try:
-                    vehicle.advance(dt)
+                    self.vehicles[name].advance(dt)
                 except ModelDivergedError as exc:
-                    events.append(Event(name, MODEL_ERROR, str(exc)))
-                    start = self.referee.start_pose[name]
-                    vehicle.reset(*start)
-                    self.referee.forget(name)
-                    if self.metrics is not None:
-                        self.metrics.place(name, start)
-            states[name] = read_state(vehicle)
+                    diverged[name] = exc
+        for name, exc in diverged.items():
+            events.append(Event(name, MODEL_ERROR, str(exc)))
+            start = self.referee.start_pose[name]
+            self.vehicles[name].reset(*start)
+            self.referee.forget(name)
+            if self.metrics is not None:
+                self.metrics.place(name, start)
+        states = self._read_states()
         judgement = self.judge(states, events, trusted=True)
         return Frame(self.step, self.time_ns, states, judgement, self._render())
+
+    def planar_states(self) -> np.ndarray:
+        """(cars, 7) float64 rows of x, y, yaw, vx, vy, yaw rate and steering angle of the
+        in-process cars in ``names`` order, this frame: ``states`` as one array."""
+        if len(self.fleets) == 1 and self._positions[0] is None:
+            return self.fleets[0].planar().copy()
+        return np.array([(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle)
+                         for s in map(self.states.__getitem__, self.vehicles)]).reshape(-1, 7)
+
+    def _read_states(self) -> dict[str, CarState]:
+        """Every in-process vehicle's state, a fleet at a time."""
+        states = {}
+        for fleet in self.fleets:
+            for name, (x, y, yaw, vx, vy, wz, steering) in zip(
+                    fleet.names, fleet.planar().tolist(), strict=True):
+                states[name] = CarState(x, y, yaw, vx, vy, wz, steering_angle=steering)
+        for name in self._solo:
+            states[name] = read_state(self.vehicles[name])
+        return {name: states[name] for name in self.vehicles}
 
     def _render(self) -> dict[str, np.ndarray]:
         due = self.schedule.due(self.step)

@@ -1,0 +1,181 @@
+"""Cars of one built-in model stepped together: one compiled call for a whole grid of cars.
+
+A vector of simulations or a race steps tens of cars in every frame, and calling each
+``Vehicle``'s kernel, setting its command and reading its state costs a Python call per car
+each time. A ``Fleet`` keeps its vehicles' state, parameter and controller vectors as the rows
+of three matrices (each ``Vehicle`` goes on working on its own row, so single-car calls stay
+valid), steps every row in one kernel call, takes commands for all cars as arrays and reads
+every car's planar state into one array. The kernels are the models' own ``advance``; only
+built-in models with compiled kernels join a fleet.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import ks, st, std
+from ._jit import NUMBA_ENABLED, kernel
+from .controllers import (
+    ACCEL_INPUT,
+    JERK_LIMIT,
+    MODE,
+    MODE_ACKERMANN,
+    MODE_DIRECT,
+    SPEED_TARGET,
+    STEER_RATE_INPUT,
+    STEER_TARGET,
+    SV_LIMIT,
+)
+from .params import LF, LR, STEER_MAX, STEER_MIN, V_MAX, V_MIN
+from .vehicle import ModelDivergedError, Vehicle, substeps
+
+KS, ST, STD = 0, 1, 2
+#: The built-in models a fleet steps, by their advance kernel.
+MODEL_IDS = {ks.advance: KS, st.advance: ST, std.advance: STD}
+
+# The steering rate, acceleration and jerk limits of a command, next to each other.
+_COMMAND_LIMITS = slice(SV_LIMIT, JERK_LIMIT + 1)
+
+#: Columns of ``Fleet.planar``: what ``Vehicle.planar_state`` returns, one row per car.
+PLANAR_COLUMNS = ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steering_angle')
+
+
+@kernel
+def advance_rows(model: int, x: np.ndarray, p: np.ndarray, c: np.ndarray, skip: np.ndarray,
+                 n: int, h: float, method: int, buf: np.ndarray, ok: np.ndarray) -> None:
+    """``n`` sub-steps of ``h`` s for every row not in ``skip``; ``ok[i]`` False where row i
+    stopped being finite (skipped rows are ok)."""
+    for i in range(x.shape[0]):
+        if skip[i]:
+            ok[i] = True
+        elif model == KS:
+            ok[i] = ks.advance(x[i], p[i], c[i], n, h, method, buf)
+        elif model == ST:
+            ok[i] = st.advance(x[i], p[i], c[i], n, h, method, buf)
+        else:
+            ok[i] = std.advance(x[i], p[i], c[i], n, h, method, buf)
+
+
+@kernel
+def planar_rows(model: int, x: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Every row's ``PLANAR_COLUMNS``, as the models' ``pose``, ``body_velocity`` and
+    ``steering_angle`` give them (yaw wrapped to [-pi, pi))."""
+    for i in range(x.shape[0]):
+        row = x[i]
+        out[i, 0] = row[0]
+        out[i, 1] = row[1]
+        out[i, 2] = (row[4] + math.pi) % (2.0 * math.pi) - math.pi
+        if model == KS:  # no side slip at the rear axle
+            out[i, 3] = row[3]
+            out[i, 4] = 0.0
+            out[i, 5] = row[3] / (p[i, LF] + p[i, LR]) * math.tan(row[2])
+        else:  # ST and STD: slip angle and yaw rate states
+            out[i, 3] = row[3] * math.cos(row[6])
+            out[i, 4] = row[3] * math.sin(row[6])
+            out[i, 5] = row[5]
+        out[i, 6] = row[2]
+
+
+class Fleet:
+    """Vehicles of one built-in model, integrator and physics rate, stepped together."""
+
+    def __init__(self, vehicles: Mapping[str, Vehicle]) -> None:
+        first = next(iter(vehicles.values()))
+        self.names = tuple(vehicles)
+        self.vehicles = tuple(vehicles.values())
+        self.model = MODEL_IDS[first.config.model.advance_kernel]
+        self.rate = first.config.physics_rate_hz
+        self.method = first.method
+        self.states = np.zeros((len(self.vehicles), len(first.config.model.state_names)))
+        self.params = np.zeros((len(self.vehicles), len(first.packed_params)))
+        self.controls = np.zeros((len(self.vehicles), len(first.controls)))
+        for i, vehicle in enumerate(self.vehicles):
+            vehicle.share_rows(self.states[i], self.params[i], self.controls[i])
+        self._buf = np.zeros((5, self.states.shape[1]))
+        self._ok = np.ones(len(self.vehicles), dtype=bool)
+        self._planar = np.zeros((len(self.vehicles), len(PLANAR_COLUMNS)))
+        self._dt, self._n, self._h = -1.0, 0, 0.0
+        # the clipping limits of Ackermann targets: (speed, steering angle) lowest and highest
+        self._low = np.ascontiguousarray(self.params[:, [V_MIN, STEER_MIN]])
+        self._high = np.ascontiguousarray(self.params[:, [V_MAX, STEER_MAX]])
+
+    @staticmethod
+    def key(vehicle: Vehicle) -> tuple[object, ...] | None:
+        """What vehicles must share to step in one call, or None if this one cannot."""
+        model = vehicle.config.model
+        if not NUMBA_ENABLED or model.advance_kernel not in MODEL_IDS:
+            return None
+        return (model, vehicle.method, vehicle.config.physics_rate_hz)
+
+    @classmethod
+    def group(cls, vehicles: Mapping[str, Vehicle]) -> list[Fleet]:
+        """The vehicles that can step together, as fleets of two or more, in name order."""
+        groups: dict[tuple[object, ...], dict[str, Vehicle]] = {}
+        for name, vehicle in vehicles.items():
+            key = cls.key(vehicle)
+            if key is not None:
+                groups.setdefault(key, {})[name] = vehicle
+        return [cls(members) for members in groups.values() if len(members) > 1]
+
+    def advance(self, dt: float, skip: Iterable[str] = ()) -> dict[str, ModelDivergedError]:
+        """Simulate ``dt`` seconds for every vehicle but those in ``skip``; the error of each
+        one that diverged, by name, as its ``Vehicle.advance`` would have raised it."""
+        if dt != self._dt:
+            self._dt = dt
+            self._n, self._h = substeps(dt, self.rate)
+        skipped = np.zeros(len(self.names), dtype=bool)
+        for name in skip:
+            if name in self.names:
+                skipped[self.names.index(name)] = True
+        advance_rows(self.model, self.states, self.params, self.controls, skipped, self._n,
+                     self._h, self.method, self._buf, self._ok)
+        diverged = {}
+        for name, vehicle, ok, skip_it in zip(self.names, self.vehicles, self._ok.tolist(),
+                                              skipped.tolist(), strict=True):
+            if not skip_it:
+                try:
+                    vehicle.record_step(dt, ok)
+                except ModelDivergedError as exc:
+                    diverged[name] = exc
+        return diverged
+
+    def planar(self) -> np.ndarray:
+        """(cars, 7) float64: every car's ``PLANAR_COLUMNS`` (a buffer reused by the next
+        call: copy what you keep)."""
+        planar_rows(self.model, self.states, self.params, self._planar)
+        return self._planar
+
+    def set_ackermann(self, active: np.ndarray, speed: np.ndarray,
+                      steering_angle: np.ndarray) -> None:
+        """``Vehicle.set_ackermann(speed, steering_angle)`` (no limits of the command, targets
+        clipped to each car's) for the vehicles where ``active``; one value per vehicle, all
+        finite."""
+        c, lo, hi = self.controls, self._low, self._high
+        if active.all():
+            c[:, MODE] = MODE_ACKERMANN
+            c[:, SPEED_TARGET] = np.minimum(np.maximum(speed, lo[:, 0]), hi[:, 0])
+            c[:, STEER_TARGET] = np.minimum(np.maximum(steering_angle, lo[:, 1]), hi[:, 1])
+            c[:, _COMMAND_LIMITS] = 0.0
+            return
+        rows = np.flatnonzero(active)
+        c[rows, MODE] = MODE_ACKERMANN
+        c[rows, SPEED_TARGET] = np.clip(speed[rows], lo[rows, 0], hi[rows, 0])
+        c[rows, STEER_TARGET] = np.clip(steering_angle[rows], lo[rows, 1], hi[rows, 1])
+        c[rows, _COMMAND_LIMITS] = 0.0
+
+    def set_inputs(self, active: np.ndarray, steering_rate: np.ndarray,
+                   acceleration: np.ndarray) -> None:
+        """``Vehicle.set_inputs`` for the vehicles where ``active``; one value per vehicle,
+        all finite."""
+        c = self.controls
+        rows = slice(None) if active.all() else np.flatnonzero(active)
+        c[rows, MODE] = MODE_DIRECT
+        c[rows, STEER_RATE_INPUT] = steering_rate[rows]
+        c[rows, ACCEL_INPUT] = acceleration[rows]
+
+    def rows(self, names: Sequence[str]) -> np.ndarray:
+        """Row indices of ``names``."""
+        return np.array([self.names.index(name) for name in names], dtype=np.intp)

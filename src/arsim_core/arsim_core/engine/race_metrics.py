@@ -119,6 +119,73 @@ def project(centerline: np.ndarray, s_cumulative: np.ndarray, point: Sequence[fl
     return s, lateral, segment
 
 
+# Columns of the per-car array the hot fields of every car live in (see ``_Car``).
+S, LATERAL, SEGMENT, OFF_TRACK, PROGRESS, TIME, TIME_OFF_TRACK, TARGET, LAPS, LAP_START = \
+    range(10)
+_COLUMNS = 10
+REACHED_CHECKPOINT, NOT_PLACED = 1, 2  # news of a car's move that Python code handles
+
+
+@kernel
+def _project_into(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
+                  width_right: np.ndarray, x: float, y: float, hint: int, radius: float,
+                  row: np.ndarray) -> None:
+    """Project ``(x, y)`` into a car's row: s, lateral offset, segment and off-track flag."""
+    s, lateral, segment, t = _nearest(points, s_cumulative, x, y, hint, WINDOW, radius)
+    j = segment + 1 if segment + 1 < width_left.shape[0] else 0
+    if lateral >= 0.0:
+        edge = width_left[segment] * (1.0 - t) + width_left[j] * t
+    else:
+        edge = width_right[segment] * (1.0 - t) + width_right[j] * t
+    row[S] = s
+    row[LATERAL] = lateral
+    row[SEGMENT] = segment
+    row[OFF_TRACK] = 1.0 if abs(lateral) > edge else 0.0
+
+
+@kernel
+def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
+                  width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
+                  rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
+                  before: np.ndarray) -> None:
+    """Every car in ``rows`` moved to its ``xy`` at race time ``time_s``: projected near its
+    last segment, progress by the shortest arc step, time off track counted. What is left to
+    the caller goes in ``news[k]``: ``REACHED_CHECKPOINT`` (``before[k]`` then holds the car's
+    progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far)."""
+    for k in range(rows.shape[0]):
+        row = state[rows[k]]
+        news[k] = 0
+        if row[SEGMENT] < 0.0:
+            news[k] = NOT_PLACED
+            continue
+        previous_s, previous, previous_time = row[S], row[PROGRESS], row[TIME]
+        _project_into(points, s_cumulative, width_left, width_right, xy[k, 0], xy[k, 1],
+                      int(row[SEGMENT]), radius, row)
+        ds = row[S] - previous_s
+        row[PROGRESS] = previous + ((ds + 0.5 * length) % length - 0.5 * length)
+        if row[PROGRESS] >= row[TARGET]:
+            news[k] = REACHED_CHECKPOINT
+            before[k, 0] = previous
+            before[k, 1] = previous_time
+        if row[OFF_TRACK] != 0.0:
+            row[TIME_OFF_TRACK] += time_s - previous_time
+        row[TIME] = time_s
+
+
+class _Column:
+    """A field of ``_Car`` kept in its row of the metrics' array, so one compiled call updates
+    every car."""
+
+    def __init__(self, column: int, kind: type = float) -> None:
+        self.column, self.kind = column, kind
+
+    def __get__(self, car: _Car, owner: type | None = None) -> Any:
+        return self.kind(car.row[self.column])
+
+    def __set__(self, car: _Car, value: float) -> None:
+        car.row[self.column] = value
+
+
 class CarRaceStatus(NamedTuple):
     """One car's race at the latest frame; times in seconds, distances in metres. A named
     tuple: immutable, and made every step of a training loop five times as fast as a frozen
@@ -144,32 +211,36 @@ class CarRaceStatus(NamedTuple):
 
 
 class _Car:
-    """Mutable per-car bookkeeping; ``CarRaceStatus`` is its frozen public view."""
+    """Mutable per-car bookkeeping; ``CarRaceStatus`` is its frozen public view. The fields
+    every frame changes live in ``row``, the car's row of the metrics' array."""
 
     __slots__ = (
-        'best_sector_times', 'collisions', 'lap_frame', 'lap_start', 'lap_times', 'lateral',
-        'laps', 'last_sector_times', 'name', 'next_sector', 'off_track', 'progress', 's',
-        'sector_start', 'sector_times', 'segment', 'target', 'time', 'time_off_track',
+        'best_sector_times', 'collisions', 'lap_frame', 'lap_times', 'last_sector_times',
+        'name', 'next_sector', 'row', 'sector_start', 'sector_times',
     )
+    s = _Column(S)  # arc length of the last projection
+    lateral = _Column(LATERAL)
+    segment = _Column(SEGMENT, int)  # centerline segment of the last projection; -1 unplaced
+    off_track = _Column(OFF_TRACK, bool)
+    progress = _Column(PROGRESS)
+    time = _Column(TIME)  # race time of the car's last update
+    time_off_track = _Column(TIME_OFF_TRACK)
+    target = _Column(TARGET)  # progress of the next checkpoint (sector end or lap end)
+    laps = _Column(LAPS, int)  # completed
+    lap_start = _Column(LAP_START)  # race time the current lap started: the last completion
 
-    def __init__(self, name: str, sectors: int) -> None:
+    def __init__(self, name: str, sectors: int, row: np.ndarray) -> None:
         self.name = name
-        self.segment = -1  # centerline segment of the last projection; -1 until placed
-        self.s = 0.0
-        self.lateral = 0.0
-        self.off_track = False
-        self.progress = 0.0
-        self.target = math.inf  # progress of the next checkpoint (sector end or lap end)
+        self.row = row
+        row[:] = 0.0
+        self.segment = -1
+        self.target = math.inf
         self.next_sector = 0
-        self.laps = 0
-        self.time = 0.0  # race time of the car's last update
-        self.lap_start = 0.0  # race time the current lap started: the last lap completion
         self.sector_start = 0.0
         self.lap_times: list[float] = []
         self.sector_times: list[float | None] = [None] * sectors
         self.last_sector_times: list[float | None] = [None] * sectors
         self.best_sector_times: list[float | None] = [None] * sectors
-        self.time_off_track = 0.0
         self.collisions = 0
         self.lap_frame = -1  # update count at the last lap completion
 
@@ -228,14 +299,16 @@ class RaceMetrics:
         self._points = points
         self._s = arc_length(points)
         self._length = length
-        self._width_left: list[float] = widths['width_left'].tolist()
-        self._width_right: list[float] = widths['width_right'].tolist()
+        self._width_left = widths['width_left']
+        self._width_right = widths['width_right']
         # Inside the widest track edge a local nearest point is the global one on any track
         # whose edges do not overlap; farther out, every segment is searched.
         self._radius = float(max(np.max(widths['width_left']), np.max(widths['width_right'])))
         self._start_s = float(start_s) % self._length
         self._fractions = (*fractions, 1.0)  # checkpoint lap fractions, the lap end last
         self._names = names
+        self._rows = {name: i for i, name in enumerate(names)}
+        self._state = np.zeros((len(names), _COLUMNS))
         self.reset({})
 
     @classmethod
@@ -264,7 +337,8 @@ class RaceMetrics:
     def reset(self, poses: Mapping[str, Pose2D]) -> None:
         """Start a new race at time 0: everything cleared, the cars in ``poses`` placed."""
         sectors = len(self._fractions)
-        self._cars: dict[str, _Car] = {name: _Car(name, sectors) for name in self._names}
+        self._cars: dict[str, _Car] = {name: _Car(name, sectors, row)
+                                       for name, row in zip(self._names, self._state, strict=True)}
         self._time = 0.0
         self._frame = 0  # updates since the reset
         for name, pose in poses.items():
@@ -274,7 +348,8 @@ class RaceMetrics:
         """Start ``car``'s race afresh at the current race time, at ``pose``: laps, times and
         counts cleared. Independent simulations sharing one engine (a vector environment)
         each restart their own car."""
-        state = _Car(self._car(car).name, len(self._fractions))
+        old = self._car(car)
+        state = _Car(old.name, len(self._fractions), old.row)
         state.time = state.lap_start = state.sector_start = self._time
         self._cars[car] = state
         self._place(state, float(pose[0]), float(pose[1]))
@@ -282,9 +357,11 @@ class RaceMetrics:
     def progress_table(self, cars: Sequence[str]) -> np.ndarray:
         """(n, 4) float64 rows of lap fraction, progress [m], completed laps and the current
         lap's time [s] of ``cars``: what an observation needs, without the standings."""
-        rows = [(c.s / self._length, c.progress, c.laps, self._time - c.lap_start)
-                for c in map(self._car, cars)]
-        return np.array(rows, dtype=np.float64).reshape(len(rows), 4)
+        rows = self._state[[self._row(name) for name in cars]]
+        table = rows[:, [S, PROGRESS, LAPS, LAP_START]]
+        table[:, 0] /= self._length
+        table[:, 3] = self._time - table[:, 3]
+        return table
 
     def place(self, car: str, pose: Pose2D) -> None:
         """Teleport ``car`` to ``pose`` without counting the jump (see the class docstring)."""
@@ -302,13 +379,21 @@ class RaceMetrics:
             raise ValueError(msg)
         self._time = time_s
         self._frame += 1
-        for name, pose in poses.items():
-            car = self._cars.get(name) or self._car(name)
-            if car.segment < 0:
-                self._place(car, float(pose[0]), float(pose[1]))
-            else:
-                self._advance(car, float(pose[0]), float(pose[1]), time_s)
-            car.time = time_s
+        if poses:
+            cars = [self._car(name) for name in poses]
+            rows = np.array([self._rows[car.name] for car in cars], dtype=np.intp)
+            xy = np.array([pose[:2] for pose in poses.values()], dtype=np.float64)
+            news, before = np.empty(len(cars), np.int8), np.empty((len(cars), 2))
+            _advance_rows(self._points, self._s, self._width_left, self._width_right,
+                          self._radius, self._length, self._state, rows, xy, time_s, news,
+                          before)
+            for k in np.flatnonzero(news).tolist():
+                car = cars[k]
+                if news[k] == REACHED_CHECKPOINT:
+                    self._pass_checkpoints(car, before[k, 0], before[k, 1], time_s)
+                else:  # no pose before: placed, not moved
+                    self._place(car, xy[k, 0], xy[k, 1])
+                    car.time = time_s
         for name in new_contacts:
             self._car(name).collisions += 1
 
@@ -347,6 +432,12 @@ class RaceMetrics:
         """Every car's status as plain JSON-serialisable values, keyed by name, leader first."""
         return {st.name: st._asdict() for st in self.standings()}
 
+    def _row(self, name: str) -> int:
+        """Car ``name``'s row of the array, or the error ``_car`` gives."""
+        if name not in self._rows:
+            self._car(name)  # raises, naming the cars
+        return self._rows[name]
+
     def _car(self, name: str) -> _Car:
         """The state of car ``name``, or an error listing the cars this race knows."""
         try:
@@ -355,22 +446,10 @@ class RaceMetrics:
             msg = f'unknown car {name!r}; the race has {", ".join(map(repr, self._names))}'
             raise UnknownCarError(msg) from None
 
-    def _project(self, car: _Car, x: float, y: float, hint: int) -> float:
-        """Project ``(x, y)`` into ``car``'s position fields; returns the previous ``s``."""
-        previous = car.s
-        s, lateral, segment, t = _nearest(self._points, self._s, x, y, hint, WINDOW,
-                                          self._radius)
-        j = segment + 1 if segment + 1 < len(self._width_left) else 0
-        if lateral >= 0.0:
-            edge = self._width_left[segment] * (1.0 - t) + self._width_left[j] * t
-        else:
-            edge = self._width_right[segment] * (1.0 - t) + self._width_right[j] * t
-        car.s, car.lateral, car.segment, car.off_track = s, lateral, segment, abs(lateral) > edge
-        return previous
-
     def _place(self, car: _Car, x: float, y: float) -> None:
         """Project with a full search and restart the car's position on its current lap."""
-        self._project(car, x, y, -1)
+        _project_into(self._points, self._s, self._width_left, self._width_right, x, y, -1,
+                      self._radius, car.row)
         car.progress = car.laps * self._length + _shortest(car.s - self._start_s, self._length)
         car.target = self._checkpoint(car)
         while car.progress >= car.target:  # jumped past a checkpoint: skip, do not time it
@@ -378,17 +457,14 @@ class RaceMetrics:
             car.sector_start = self._time
             car.target = self._checkpoint(car)
 
-    def _advance(self, car: _Car, x: float, y: float, time_s: float) -> None:
-        """Move the car by the shortest arc step and time the checkpoints it passed."""
-        previous_s = self._project(car, x, y, car.segment)
-        previous = car.progress
-        car.progress += _shortest(car.s - previous_s, self._length)
+    def _pass_checkpoints(self, car: _Car, previous: float, previous_time: float,
+                          time_s: float) -> None:
+        """Time the checkpoints ``car`` passed moving from progress ``previous`` at
+        ``previous_time`` to its progress now, at ``time_s``."""
         while car.progress >= car.target:
-            at = car.time + (time_s - car.time) * (car.target - previous) / (
+            at = previous_time + (time_s - previous_time) * (car.target - previous) / (
                 car.progress - previous)
             self._pass_checkpoint(car, at)
-        if car.off_track:
-            car.time_off_track += time_s - car.time
 
     def _pass_checkpoint(self, car: _Car, at: float) -> None:
         """Record the sector ending at race time ``at`` and, after the last one, the lap."""

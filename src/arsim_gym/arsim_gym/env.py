@@ -337,11 +337,13 @@ def lane(line: np.ndarray, start: tuple[float, float, float]) -> np.ndarray:
     return offset(points, side)
 
 
-def clip_ranges(ranges: np.ndarray, low: np.float32, high: np.float32) -> np.ndarray:
+def clip_ranges(ranges: np.ndarray, low: np.float32, high: np.float32,
+                out: np.ndarray | None = None) -> np.ndarray:
     """REP-117 ranges as an observation in [low, high], as f1tenth_gym's: no return (+inf)
     and a dropped beam (NaN) read ``high``, too close (-inf) reads ``low``. fmin and fmax
-    pass NaN over, so two passes do it."""
-    return np.fmax(np.fmin(ranges, high), low)
+    pass NaN over, so two passes do it (into ``out`` if given, which may be ``ranges``)."""
+    out = np.fmin(ranges, high, out=out)
+    return np.fmax(out, low, out=out)
 
 
 def _choice(options: Mapping[str, Any], key: str, default: str,

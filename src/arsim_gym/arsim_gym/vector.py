@@ -74,6 +74,9 @@ class RaceVectorEnv(VectorEnv):
         self._progress = np.zeros(self.num_envs)
         self._laps = np.zeros(self.num_envs)
         self._episode_start = np.zeros(self.num_envs)
+        # the action space's bounds, with the tolerance RaceEnv allows
+        self._action_low = t._action_low.astype(np.float64) - 1e-6
+        self._action_high = t._action_high.astype(np.float64) + 1e-6
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
@@ -90,7 +93,7 @@ class RaceVectorEnv(VectorEnv):
         self.engine.reset({car: self.start for car in self.cars})
         self._restart(np.ones(self.num_envs, dtype=bool), options)
         self._autoreset[:] = False
-        obs = self._batch_observation(self.engine.states, self._scans)
+        obs = self._batch_observation(self._scans)
         return obs, self._batch_info(np.zeros(self.num_envs, dtype=bool))
 
     def _restart(self, which: np.ndarray, options: Mapping[str, Any] | None = None
@@ -140,64 +143,71 @@ class RaceVectorEnv(VectorEnv):
             return self._step_envs(actions)
         t = self.template
         rows = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2)
-        usable = np.isfinite(rows).all(axis=1) & (rows >= t._action_low - 1e-6).all(axis=1) \
-            & (rows <= t._action_high + 1e-6).all(axis=1)
-        for i in np.flatnonzero(~usable):
-            t._valid(*rows[i].tolist())  # warns, as RaceEnv does
-        usable &= ~self._autoreset
-        vehicles = self.engine.vehicles
-        speed_mode = t.action_mode == 'speed'
-        for i in np.flatnonzero(usable).tolist():
-            a0, a1 = rows[i].tolist()
-            if speed_mode:
-                vehicles[self.cars[i]].set_ackermann(a1, a0)
-            else:
-                vehicles[self.cars[i]].set_inputs(a0, a1)
+        usable = ((rows >= self._action_low) & (rows <= self._action_high)).all(axis=1)
+        if not usable.all():  # NaN fails both comparisons
+            for i in np.flatnonzero(~usable):
+                t._valid(*rows[i].tolist())  # warns, as RaceEnv does
+        restarting = self._autoreset
+        if restarting.any():
+            usable &= ~restarting
+        if t.action_mode == 'speed':
+            self.engine.drive_all(rows[:, 1], rows[:, 0], usable)
+        else:
+            self.engine.set_inputs_all(rows[:, 0], rows[:, 1], usable)
         frame = self.engine.advance()
-        scans = dict(frame.sensors)
-        restarting = self._autoreset.copy()
+        scans = frame.sensors
         if restarting.any():
             self._restart(restarting)
-            scans.update(self._scans)
+            scans = {**scans, **self._scans}
         table = self.engine.metrics.progress_table(self.cars)
-        contact = {car for car, _ in self.engine.referee.in_contact}
-        collided = np.fromiter((car in contact for car in self.cars), bool, self.num_envs)
+        collided = self._collided()
         if self.reward_kind is ProgressReward:
             rewards = table[:, 1] - self._progress
         else:
             rewards = table[:, 2] - self._laps
-        rewards = rewards - self.penalty * collided
-        self._progress, self._laps = table[:, 1].copy(), table[:, 2].copy()
-        time_s = self.engine.time_ns * 1e-9 - self._episode_start
+        if collided.any():
+            rewards -= self.penalty * collided
+        self._progress, self._laps = table[:, 1], table[:, 2]
+        terminated = collided
         truncated = np.zeros(self.num_envs, dtype=bool)
         if t.max_time is not None:
-            truncated |= time_s >= t.max_time - 1e-9
+            truncated |= self.engine.time_ns * 1e-9 - self._episode_start >= t.max_time - 1e-9
         if t.max_laps is not None:
             truncated |= table[:, 2] >= t.max_laps
-        terminated = collided & ~restarting
-        truncated &= ~restarting
-        rewards[restarting] = 0.0
+        if restarting.any():
+            terminated = terminated & ~restarting
+            truncated &= ~restarting
+            rewards[restarting] = 0.0
         self._autoreset = terminated | truncated
-        obs = self._batch_observation(self.engine.states, scans, table)
-        return obs, rewards, terminated, truncated, self._batch_info(collided & ~restarting)
+        obs = self._batch_observation(scans, table)
+        return obs, rewards, terminated, truncated, self._batch_info(terminated)
 
-    def _batch_observation(self, states: Mapping[str, Any], scans: Mapping[str, np.ndarray],
+    def _collided(self) -> np.ndarray:
+        """Which envs' cars touch something in this frame."""
+        contacts = self.engine.referee.in_contact
+        if not contacts:
+            return np.zeros(self.num_envs, dtype=bool)
+        touching = {car for car, _ in contacts}
+        return np.array([car in touching for car in self.cars], dtype=bool)
+
+    def _batch_observation(self, scans: Mapping[str, np.ndarray],
                            table: np.ndarray | None = None) -> dict[str, np.ndarray]:
         if table is None:
             table = self.engine.metrics.progress_table(self.cars)
         low, high = self.template._scan_range
-        raw = np.stack([scans[key] for key in self.scan_keys])
-        rows = np.array([(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle)
-                         for s in map(states.__getitem__, self.cars)], dtype=np.float32)
+        ranges = np.stack([scans[key] for key in self.scan_keys])
+        clip_ranges(ranges, low, high, out=ranges)
+        states = self.engine.planar_states().astype(np.float32)
+        lap = table.astype(np.float32)
         return {
-            'scan': clip_ranges(raw, low, high),
-            'pose': rows[:, 0:3],
-            'velocity': rows[:, 3:6],
-            'steering': rows[:, 6:7],
-            'lap_fraction': table[:, 0:1].astype(np.float32),
-            'progress': table[:, 1:2].astype(np.float32),
+            'scan': ranges,
+            'pose': states[:, 0:3],
+            'velocity': states[:, 3:6],
+            'steering': states[:, 6:7],
+            'lap_fraction': lap[:, 0:1],
+            'progress': lap[:, 1:2],
             'laps': table[:, 2:3].astype(np.int32),
-            'lap_time': table[:, 3:4].astype(np.float32),
+            'lap_time': lap[:, 3:4],
         }
 
     def _batch_info(self, collided: np.ndarray) -> dict[str, Any]:

@@ -475,6 +475,7 @@ class EmbreePacketRaycaster:
         rt = runtime()
         self._rt = rt
         self._scanners: dict[bool, Callable[..., None]] = {}
+        self._batch_scanners: dict[bool, Callable[..., None]] = {}
         lib = rt.lib
         self._scene = lib.rtcNewScene(rt.device)
         lib.rtcSetSceneBuildQuality(self._scene, _RTC_BUILD_QUALITY_LOW)
@@ -544,7 +545,12 @@ class EmbreePacketRaycaster:
         """``scan_many`` of ``_compile_scan`` on this scene: ``batch_scanner(threads)(poses,
         mounts, local, labels, settings, noise, draws, gain, box_distance, box_label,
         box_cosine, ranges, intensity, threads)``, several sensors' scans in one call."""
-        return functools.partial(self._rt.scanner(threads > 1)[2], self._scene)
+        parallel = threads > 1
+        bound = self._batch_scanners.get(parallel)
+        if bound is None:
+            bound = self._batch_scanners[parallel] = functools.partial(
+                self._rt.scanner(parallel)[2], self._scene)
+        return bound
 
     def __del__(self) -> None:
         scene = getattr(self, '_scene', None)

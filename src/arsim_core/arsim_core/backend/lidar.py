@@ -226,9 +226,9 @@ class Lidar2DBatch:
         track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
                                      self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
                                      ranges, intensity, threads)
-        return [Rendered(time_ns, (Output('', ranges[i], 'ranges'),
-                                   Output('/intensity', intensity[i], 'intensity')))
-                for i in range(n)]
+        return [Rendered(time_ns, (Output('', row, 'ranges'),
+                                   Output('/intensity', shine, 'intensity')))
+                for row, shine in zip(ranges, intensity, strict=True)]  # rows as views
 
 
 @dataclass(frozen=True)

@@ -188,8 +188,11 @@ class EmbeddedBackend:
         ctx = Context(self.world, self.timeline, time_ns, self.renderer)
         if plan.batch is None:
             return [(sensor, sensor.render(ctx)) for sensor in plan.sensors]
-        batched = {id(sensor): result for sensor, result
-                   in zip(plan.batch.sensors, plan.batch.render(ctx, self.threads), strict=True)}
+        results = plan.batch.render(ctx, self.threads)
+        if plan.batch.sensors == plan.sensors:  # scans only, the usual case
+            return list(zip(plan.sensors, results, strict=True))
+        batched = {id(sensor): result
+                   for sensor, result in zip(plan.batch.sensors, results, strict=True)}
         return [(sensor, batched.get(id(sensor)) or sensor.render(ctx))
                 for sensor in plan.sensors]
 

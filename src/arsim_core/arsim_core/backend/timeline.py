@@ -27,8 +27,8 @@ class Timeline:
         """Record a frame; a time that goes back (a restart) forgets the older frames."""
         while self._frames and self._frames[-1][0] >= time_ns:
             self._frames.pop()
-        self._frames.append((time_ns, {car: np.asarray(p, np.float64) for car, p in
-                                       poses.items()}))
+        rows = np.array(list(poses.values()), dtype=np.float64).reshape(len(poses), 6)
+        self._frames.append((time_ns, dict(zip(poses, rows, strict=True))))  # rows as views
         while len(self._frames) > 2 and self._frames[1][0] <= time_ns - self.keep_ns:
             self._frames.popleft()
 

@@ -68,6 +68,7 @@ class Referee:
         self.free_pose: dict[str, Pose2D] = {}  # last pose of each car without contact
         self.in_contact: set[tuple[str, str]] = set()
         self._names = [car.name for car in cars]
+        self._name_set = frozenset(self._names)
         self._half_extents = np.array([[c.profile.footprint.length / 2.0,
                                         c.profile.footprint.width / 2.0] for c in cars])
 
@@ -86,15 +87,17 @@ class Referee:
         """New contacts, and the placements the collision response asks for."""
         if self.world is None:
             return NO_JUDGEMENT
-        names = [name for name in self._names if name in states]
-        poses = np.array([states[name].pose for name in names], dtype=np.float64)
-        extents = self._half_extents if len(names) == len(self._names) else \
-            self._half_extents[[self._names.index(n) for n in names]]
-        contacts = self.world.contacts_at(names, poses, extents,
-                                          car_to_car=self.response != 'ghost')
+        if states.keys() == self._name_set:  # every car: the usual frame
+            names = self._names
+            extents = self._half_extents
+        else:
+            names = [name for name in self._names if name in states]
+            extents = self._half_extents[[self._names.index(n) for n in names]]
+        pose_list = [states[name].pose for name in names]
+        contacts = self.world.contacts_at(names, np.array(pose_list, dtype=np.float64),
+                                          extents, car_to_car=self.response != 'ghost')
         if not contacts and not self.in_contact:  # the usual frame: nothing touches
-            for name in names:
-                self.free_pose[name] = states[name].pose
+            self.free_pose.update(zip(names, pose_list, strict=True))
             return NO_JUDGEMENT
         touching = {(c.car, c.other) for c in contacts}
         events = tuple(Event(car, COLLISION, f'{car} touched '

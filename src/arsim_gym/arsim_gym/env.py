@@ -16,6 +16,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from arsim_core.dynamics._jit import kernel
 from arsim_core.engine import CarRaceStatus, Engine, Frame, InProcessRenderer
 from arsim_core.track import Track
 from arsim_core.track.geometry import left_normals, offset
@@ -340,10 +341,29 @@ def lane(line: np.ndarray, start: tuple[float, float, float]) -> np.ndarray:
 def clip_ranges(ranges: np.ndarray, low: np.float32, high: np.float32,
                 out: np.ndarray | None = None) -> np.ndarray:
     """REP-117 ranges as an observation in [low, high], as f1tenth_gym's: no return (+inf)
-    and a dropped beam (NaN) read ``high``, too close (-inf) reads ``low``. fmin and fmax
-    pass NaN over, so two passes do it (into ``out`` if given, which may be ``ranges``)."""
-    out = np.fmin(ranges, high, out=out)
-    return np.fmax(out, low, out=out)
+    and a dropped beam (NaN) read ``high``, too close (-inf) reads ``low``. Into ``out`` if
+    given (which may be ``ranges``)."""
+    if out is None or not (out.flags.c_contiguous and out.dtype == np.float32):
+        result = np.array(ranges, dtype=np.float32, order='C')
+    else:
+        result = out
+        if out is not ranges:
+            result[...] = ranges
+    _clip_in_place(result.reshape(-1), np.float32(low), np.float32(high))
+    if out is not None and result is not out:
+        out[...] = result
+        return out
+    return result
+
+
+@kernel
+def _clip_in_place(values: np.ndarray, low: float, high: float) -> None:
+    """One compiled pass; in place, because the compiler only vectorises the loop when it can
+    tell that what it reads is not what it writes."""
+    for i in range(values.shape[0]):
+        v = values[i]
+        v = v if v <= high else high  # NaN fails the test: high
+        values[i] = v if v >= low else low
 
 
 def _choice(options: Mapping[str, Any], key: str, default: str,

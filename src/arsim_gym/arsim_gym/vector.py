@@ -195,7 +195,7 @@ class RaceVectorEnv(VectorEnv):
         if table is None:
             table = self.engine.metrics.progress_table(self.cars)
         low, high = self.template._scan_range
-        ranges = np.stack([scans[key] for key in self.scan_keys])
+        ranges = np.array([scans[key] for key in self.scan_keys])
         clip_ranges(ranges, low, high, out=ranges)
         states = self.engine.planar_states().astype(np.float32)
         lap = table.astype(np.float32)

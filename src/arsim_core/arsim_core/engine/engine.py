@@ -302,7 +302,9 @@ class Engine:
         for fleet in self.fleets:
             for name, (x, y, yaw, vx, vy, wz, steering) in zip(
                     fleet.names, fleet.planar().tolist(), strict=True):
-                states[name] = CarState(x, y, yaw, vx, vy, wz, steering_angle=steering)
+                states[name] = CarState(x, y, yaw, vx, vy, wz, 0.0, 0.0, steering)
+        if len(self.fleets) == 1 and self._positions[0] is None:
+            return states  # every car, in order
         for name in self._solo:
             states[name] = read_state(self.vehicles[name])
         return {name: states[name] for name in self.vehicles}

@@ -309,6 +309,7 @@ class RaceMetrics:
         self._names = names
         self._rows = {name: i for i, name in enumerate(names)}
         self._state = np.zeros((len(names), _COLUMNS))
+        self._index_cache: dict[tuple[str, ...], np.ndarray] = {}
         self.reset({})
 
     @classmethod
@@ -357,11 +358,22 @@ class RaceMetrics:
     def progress_table(self, cars: Sequence[str]) -> np.ndarray:
         """(n, 4) float64 rows of lap fraction, progress [m], completed laps and the current
         lap's time [s] of ``cars``: what an observation needs, without the standings."""
-        rows = self._state[[self._row(name) for name in cars]]
-        table = rows[:, [S, PROGRESS, LAPS, LAP_START]]
+        table = self._state[self._indices(cars), :][:, [S, PROGRESS, LAPS, LAP_START]]
         table[:, 0] /= self._length
         table[:, 3] = self._time - table[:, 3]
         return table
+
+    def _indices(self, cars: Sequence[str]) -> np.ndarray:
+        """The rows of ``cars`` in the array (kept for the lists that come back every frame),
+        or the error ``_car`` gives for an unknown one."""
+        key = tuple(cars)
+        found = self._index_cache.get(key)
+        if found is None:
+            found = np.array([self._rows[self._car(name).name] for name in key], np.intp)
+            if len(self._index_cache) > 16:
+                self._index_cache.clear()
+            self._index_cache[key] = found
+        return found
 
     def place(self, car: str, pose: Pose2D) -> None:
         """Teleport ``car`` to ``pose`` without counting the jump (see the class docstring)."""
@@ -380,20 +392,21 @@ class RaceMetrics:
         self._time = time_s
         self._frame += 1
         if poses:
-            cars = [self._car(name) for name in poses]
-            rows = np.array([self._rows[car.name] for car in cars], dtype=np.intp)
-            xy = np.array([pose[:2] for pose in poses.values()], dtype=np.float64)
-            news, before = np.empty(len(cars), np.int8), np.empty((len(cars), 2))
+            rows = self._indices(poses.keys())
+            xy = np.array(list(poses.values()), dtype=np.float64)[:, :2]
+            news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))
             _advance_rows(self._points, self._s, self._width_left, self._width_right,
                           self._radius, self._length, self._state, rows, xy, time_s, news,
                           before)
-            for k in np.flatnonzero(news).tolist():
-                car = cars[k]
-                if news[k] == REACHED_CHECKPOINT:
-                    self._pass_checkpoints(car, before[k, 0], before[k, 1], time_s)
-                else:  # no pose before: placed, not moved
-                    self._place(car, xy[k, 0], xy[k, 1])
-                    car.time = time_s
+            if news.any():
+                cars = list(map(self._cars.__getitem__, poses))
+                for k in np.flatnonzero(news).tolist():
+                    car = cars[k]
+                    if news[k] == REACHED_CHECKPOINT:
+                        self._pass_checkpoints(car, before[k, 0], before[k, 1], time_s)
+                    else:  # no pose before: placed, not moved
+                        self._place(car, xy[k, 0], xy[k, 1])
+                        car.time = time_s
         for name in new_contacts:
             self._car(name).collisions += 1
 
@@ -431,12 +444,6 @@ class RaceMetrics:
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Every car's status as plain JSON-serialisable values, keyed by name, leader first."""
         return {st.name: st._asdict() for st in self.standings()}
-
-    def _row(self, name: str) -> int:
-        """Car ``name``'s row of the array, or the error ``_car`` gives."""
-        if name not in self._rows:
-            self._car(name)  # raises, naming the cars
-        return self._rows[name]
 
     def _car(self, name: str) -> _Car:
         """The state of car ``name``, or an error listing the cars this race knows."""

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
-from arsim_core.backend.frames import Context, Output, Rendered
+from arsim_core.backend.frames import Context, Output, Rendered, frame_name
 from arsim_core.backend.scene import Hits, Layer, nearer
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import beams
@@ -183,11 +183,23 @@ class Lidar2DBatch:
             raise ValueError(msg)
         self.mounts = np.stack([frame.mount for frame in frames])
         self.local = np.ascontiguousarray(np.stack([frame.local for frame in frames]))
-        models = [sensor.model for sensor in self.sensors]
+        self.frame_names = tuple(
+            [frame_name(sensor, Output(suffix, _NONE, encoding)) for sensor in self.sensors]
+            for suffix, encoding in (('', 'ranges'), ('/intensity', 'intensity')))
+        models = self.models = [sensor.model for sensor in self.sensors]
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
 
     def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
+        """Each sensor's ``render``."""
+        ranges, intensity = self.scan(ctx, threads)
+        return [Rendered(ctx.time_ns, (Output('', row, 'ranges'),
+                                       Output('/intensity', shine, 'intensity')))
+                for row, shine in zip(ranges, intensity, strict=True)]  # rows as views
+
+    def scan(self, ctx: Context, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Every sensor's ranges and intensities as rows of two (sensors, beams) arrays, named
+        by ``frame_names``."""
         world, time_ns = ctx.world, ctx.time_ns
         poses = ctx.timeline.poses(-1)
         layer = world.track
@@ -195,16 +207,18 @@ class Lidar2DBatch:
         assert isinstance(track, EmbreePacketRaycaster)
         n, beams = len(self.sensors), self.beams
         stacked = np.array([poses[sensor.car] for sensor in self.sensors], np.float64)
-        models = [sensor.model for sensor in self.sensors]
-        self.settings[:, 3] = [m.noise_std for m in models]  # randomisation may change them
-        self.settings[:, 4] = [m.dropout for m in models]
+        models = self.models
+        noise_std = [m.noise_std for m in models]  # randomisation may change them
+        dropout = [m.dropout for m in models]
+        self.settings[:, 3] = noise_std
+        self.settings[:, 4] = dropout
         noise, draws = _NONE_ROWS, _NONE_ROWS
-        if any(m.noise_std > 0.0 for m in models):
+        if any(noise_std):  # standard deviations are never negative
             noise = np.zeros((n, beams), np.float32)
             for row, model in zip(noise, models, strict=True):
                 if model.noise_std > 0.0:
                     row[:] = model.rng.standard_normal(beams, np.float32)
-        if any(m.dropout > 0.0 for m in models):
+        if any(dropout):
             draws = np.zeros((n, beams), np.float32)
             for row, model in zip(draws, models, strict=True):
                 if model.dropout > 0.0:
@@ -226,9 +240,7 @@ class Lidar2DBatch:
         track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
                                      self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
                                      ranges, intensity, threads)
-        return [Rendered(time_ns, (Output('', row, 'ranges'),
-                                   Output('/intensity', shine, 'intensity')))
-                for row, shine in zip(ranges, intensity, strict=True)]  # rows as views
+        return ranges, intensity
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import zmq
 from arsim_core import protocol
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
-from arsim_core.backend.frames import Context, Rendered, update_frames
+from arsim_core.backend.frames import Context, Rendered, frame_name, update_frames
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Footprint
@@ -176,6 +176,37 @@ class EmbeddedBackend:
                requests: Sequence[tuple[str, str]]) -> list[tuple[Sensor, Rendered]]:
         """Move the cars to ``poses`` (x, y, z, roll, pitch, yaw) at ``time_ns`` and render the
         (car, sensor) ``requests``; computed sensors among them are skipped."""
+        plan, ctx = self._prepare(time_ns, poses, requests)
+        if plan.batch is None:
+            return [(sensor, sensor.render(ctx)) for sensor in plan.sensors]
+        results = plan.batch.render(ctx, self.threads)
+        if not plan.unbatched:  # scans only, the usual case
+            return list(zip(plan.sensors, results, strict=True))
+        batched = {id(sensor): result
+                   for sensor, result in zip(plan.batch.sensors, results, strict=True)}
+        return [(sensor, batched.get(id(sensor)) or sensor.render(ctx))
+                for sensor in plan.sensors]
+
+    def render_frames(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+                      requests: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+        """``render``'s frames by name (``frames.frame_name``), for callers in this process:
+        a batch of scans goes straight from its arrays to the names, with no record per
+        sensor."""
+        plan, ctx = self._prepare(time_ns, poses, requests)
+        batch = plan.batch
+        frames: dict[str, np.ndarray] = {}
+        if batch is not None:
+            ranges, intensity = batch.scan(ctx, self.threads)
+            frames.update(zip(batch.frame_names[0], ranges, strict=True))
+            frames.update(zip(batch.frame_names[1], intensity, strict=True))
+        for sensor in plan.unbatched:
+            frames.update((frame_name(sensor, output), output.array)
+                          for output in sensor.render(ctx).outputs)
+        return frames
+
+    def _prepare(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+                 requests: Sequence[tuple[str, str]]) -> tuple[_Plan, Context]:
+        """The plan of ``requests`` and the context to render it in, the poses recorded."""
         if self.world is None:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
@@ -185,16 +216,7 @@ class EmbeddedBackend:
             msg = f'render request for car(s) {sorted(missing)} without a pose'
             raise ProtocolError(msg)
         self.timeline.add(time_ns, poses)
-        ctx = Context(self.world, self.timeline, time_ns, self.renderer)
-        if plan.batch is None:
-            return [(sensor, sensor.render(ctx)) for sensor in plan.sensors]
-        results = plan.batch.render(ctx, self.threads)
-        if plan.batch.sensors == plan.sensors:  # scans only, the usual case
-            return list(zip(plan.sensors, results, strict=True))
-        batched = {id(sensor): result
-                   for sensor, result in zip(plan.batch.sensors, results, strict=True)}
-        return [(sensor, batched.get(id(sensor)) or sensor.render(ctx))
-                for sensor in plan.sensors]
+        return plan, Context(self.world, self.timeline, time_ns, self.renderer)
 
     def _plan(self, requests: Sequence[tuple[str, str]]) -> _Plan:
         """What a list of (car, sensor) requests renders, checked once and kept: the same
@@ -213,7 +235,9 @@ class EmbeddedBackend:
         batch = Lidar2DBatch(scans) if len(scans) > 1 and isinstance(
             self.world.track.raycaster, EmbreePacketRaycaster) and len(
             {s.local_directions.shape for s in scans}) == 1 else None
-        plan = _Plan(tuple(chosen), frozenset(s.car for s in chosen), batch)
+        in_batch = {id(sensor) for sensor in batch.sensors} if batch is not None else set()
+        plan = _Plan(tuple(chosen), frozenset(s.car for s in chosen), batch,
+                     tuple(s for s in chosen if id(s) not in in_batch))
         if len(self._plans) > 64:
             self._plans.clear()
         self._plans[tuple(requests)] = plan
@@ -225,6 +249,7 @@ class _Plan:
     sensors: tuple[Sensor, ...]
     cars: frozenset[str]
     batch: Lidar2DBatch | None
+    unbatched: tuple[Sensor, ...]  # the sensors the batch does not render
 
 
 def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns: int

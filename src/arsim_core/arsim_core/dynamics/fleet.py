@@ -132,6 +132,10 @@ class Fleet:
                 skipped[self.names.index(name)] = True
         advance_rows(self.model, self.states, self.params, self.controls, skipped, self._n,
                      self._h, self.method, self._buf, self._ok)
+        if not skip and self._ok.all():  # the usual frame
+            for vehicle in self.vehicles:
+                vehicle.record_step(dt, True)
+            return {}
         diverged = {}
         for name, vehicle, ok, skip_it in zip(self.names, self.vehicles, self._ok.tolist(),
                                               skipped.tolist(), strict=True):

@@ -136,12 +136,12 @@ class Engine:
                     events.append(Event(name, INVALID_STATE, f'{name}: refused a state '
                                                              f'({problem}); back to the start'))
         self.states.update(valid)
-        verdict = self.referee.judge(valid)
+        rows = np.array(list(valid.values()), np.float64).reshape(len(valid), len(CarState._fields))
+        verdict = self.referee.judge(valid, rows[:, :3])
         placements = verdict.placements + self.referee.reset_to_start(refused)
         if self.metrics is not None:
-            self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9,
-                                {n: s.pose for n, s in valid.items()},
-                                verdict.new_contacts)
+            self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9, valid,
+                                verdict.new_contacts, rows[:, :2])
         if placements:
             self._place(placements)
         if not events and verdict is NO_JUDGEMENT and not placements:

@@ -379,12 +379,14 @@ class RaceMetrics:
         """Teleport ``car`` to ``pose`` without counting the jump (see the class docstring)."""
         self._place(self._car(car), float(pose[0]), float(pose[1]))
 
-    def update(self, time_s: float, poses: Mapping[str, Pose2D],
-               new_contacts: Iterable[str] = ()) -> None:
+    def update(self, time_s: float, poses: Mapping[str, Sequence[float]],
+               new_contacts: Iterable[str] = (), xy: np.ndarray | None = None) -> None:
         """Advance to race time ``time_s`` [s since reset] with the cars' poses of this frame.
 
-        ``new_contacts`` names the cars that started a new contact in this frame. Cars missing
-        from ``poses`` keep their state.
+        A pose is any sequence of numbers that starts with x, y: a ``Pose2D`` or a whole
+        ``CarState`` (all of the same length); ``xy`` may give them as an (n, 2) array in the
+        order of ``poses``, if the caller has it. ``new_contacts`` names the cars that started
+        a new contact in this frame. Cars missing from ``poses`` keep their state.
         """
         if time_s < self._time:
             msg = f'race time must not go back: {time_s} after {self._time}'
@@ -393,7 +395,8 @@ class RaceMetrics:
         self._frame += 1
         if poses:
             rows = self._indices(poses.keys())
-            xy = np.array(list(poses.values()), dtype=np.float64)[:, :2]
+            if xy is None:
+                xy = np.array([pose[:2] for pose in poses.values()], np.float64)
             news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))
             _advance_rows(self._points, self._s, self._width_left, self._width_right,
                           self._radius, self._length, self._state, rows, xy, time_s, news,

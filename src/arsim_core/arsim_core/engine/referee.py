@@ -68,7 +68,6 @@ class Referee:
         self.free_pose: dict[str, Pose2D] = {}  # last pose of each car without contact
         self.in_contact: set[tuple[str, str]] = set()
         self._names = [car.name for car in cars]
-        self._name_set = frozenset(self._names)
         self._half_extents = np.array([[c.profile.footprint.length / 2.0,
                                         c.profile.footprint.width / 2.0] for c in cars])
 
@@ -83,21 +82,25 @@ class Referee:
         self.free_pose.clear()
         self.in_contact.clear()
 
-    def judge(self, states: Mapping[str, CarState]) -> Judgement:
-        """New contacts, and the placements the collision response asks for."""
+    def judge(self, states: Mapping[str, CarState],
+              poses: np.ndarray | None = None) -> Judgement:
+        """New contacts, and the placements the collision response asks for. ``poses`` may
+        give the states' x, y, yaw as an (n, 3) array in their order, if the caller has it."""
         if self.world is None:
             return NO_JUDGEMENT
-        if states.keys() == self._name_set:  # every car: the usual frame
+        if list(states) == self._names:  # every car, in order: the usual frame
             names = self._names
             extents = self._half_extents
+            if poses is None:
+                poses = np.array([state.pose for state in states.values()], np.float64)
         else:
             names = [name for name in self._names if name in states]
             extents = self._half_extents[[self._names.index(n) for n in names]]
-        pose_list = [states[name].pose for name in names]
-        contacts = self.world.contacts_at(names, np.array(pose_list, dtype=np.float64),
-                                          extents, car_to_car=self.response != 'ghost')
+            poses = np.array([states[name].pose for name in names], np.float64)
+        contacts = self.world.contacts_at(names, poses, extents,
+                                          car_to_car=self.response != 'ghost')
         if not contacts and not self.in_contact:  # the usual frame: nothing touches
-            self.free_pose.update(zip(names, pose_list, strict=True))
+            self.free_pose.update(zip(names, map(tuple, poses.tolist()), strict=True))
             return NO_JUDGEMENT
         touching = {(c.car, c.other) for c in contacts}
         events = tuple(Event(car, COLLISION, f'{car} touched '

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import protocol
-from arsim_core.backend.frames import frame_name, update_frames
+from arsim_core.backend.frames import update_frames
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
@@ -116,9 +116,7 @@ class InProcessRenderer:
     def render(self, time_ns: int, poses: RenderPoses,
                due: Sequence[SensorKey]) -> dict[str, np.ndarray]:
         """The frames of the ``due`` sensors at ``time_ns``, by name."""
-        return {frame_name(sensor, output): output.array
-                for sensor, result in self.backend.render(time_ns, poses, due)
-                for output in result.outputs}
+        return self.backend.render_frames(time_ns, poses, due)
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:

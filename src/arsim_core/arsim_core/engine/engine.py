@@ -12,7 +12,7 @@ referee, the sensor schedule, a renderer and the race metrics. Two ways to drive
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -33,7 +33,7 @@ from arsim_core.engine.referee import (
 )
 from arsim_core.engine.render import InProcessRenderer, Renderer, initial_settings
 from arsim_core.engine.schedule import SensorSchedule
-from arsim_core.engine.state import CarState, Pose2D
+from arsim_core.engine.state import COLUMNS, CarState, Pose2D, StateTable, state_rows
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.race import CollisionWorld
@@ -64,6 +64,7 @@ class Engine:
         self.scenario = scenario
         self.cars = scenario.cars
         self.names = tuple(car.name for car in scenario.cars)
+        self._name_index = {name: i for i, name in enumerate(self.names)}
         self.period_ns = scenario.frame_period_ns
         self.step = 0
         self.time_ns = 0
@@ -86,7 +87,7 @@ class Engine:
         self.ready: Mapping[str, object] = {}  # the renderer's Ready header
         self.metrics: RaceMetrics | None = None
         self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
-        self.states: dict[str, CarState] = {}
+        self.states: MutableMapping[str, CarState] = {}
         self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
 
     # --- the track --------------------------------------------------------------------------
@@ -135,8 +136,11 @@ class Engine:
                     refused.append(name)
                     events.append(Event(name, INVALID_STATE, f'{name}: refused a state '
                                                              f'({problem}); back to the start'))
-        self.states.update(valid)
-        rows = np.array(list(valid.values()), np.float64).reshape(len(valid), len(CarState._fields))
+        if isinstance(valid, StateTable) and len(valid) == len(self.names):
+            self.states = valid.copy()  # every car: no record per car
+        else:
+            self.states.update(valid)
+        rows = state_rows(valid)
         verdict = self.referee.judge(valid, rows[:, :3])
         placements = verdict.placements + self.referee.reset_to_start(refused)
         if self.metrics is not None:
@@ -162,7 +166,10 @@ class Engine:
             if self.metrics is not None:
                 self.metrics.place(placement.car, placement.pose)
 
-    def render_poses(self, states: Mapping[str, CarState]) -> dict[str, list[float]]:
+    def render_poses(self, states: Mapping[str, CarState]) -> Mapping[str, Sequence[float]]:
+        """x, y, z, roll, pitch, yaw of each car, as the renderers take them."""
+        if isinstance(states, StateTable):
+            return states.render_poses()
         return {name: state.render_pose() for name, state in states.items()}
 
     # --- in process -------------------------------------------------------------------------
@@ -296,15 +303,20 @@ class Engine:
         return np.array([(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle)
                          for s in map(self.states.__getitem__, self.vehicles)]).reshape(-1, 7)
 
-    def _read_states(self) -> dict[str, CarState]:
-        """Every in-process vehicle's state, a fleet at a time."""
+    def _read_states(self) -> Mapping[str, CarState]:
+        """Every in-process vehicle's state, a fleet at a time: as a ``StateTable`` when one
+        fleet holds every car, in order."""
+        if len(self.fleets) == 1 and self._positions[0] is None:
+            planar = self.fleets[0].planar()
+            rows = np.zeros((len(self.names), len(COLUMNS)))
+            rows[:, :6] = planar[:, :6]  # x, y, yaw, vx, vy, yaw rate
+            rows[:, COLUMNS.index('steering_angle')] = planar[:, 6]
+            return StateTable(self.names, rows, self._name_index)
         states = {}
         for fleet in self.fleets:
             for name, (x, y, yaw, vx, vy, wz, steering) in zip(
                     fleet.names, fleet.planar().tolist(), strict=True):
                 states[name] = CarState(x, y, yaw, vx, vy, wz, 0.0, 0.0, steering)
-        if len(self.fleets) == 1 and self._positions[0] is None:
-            return states  # every car, in order
         for name in self._solo:
             states[name] = read_state(self.vehicles[name])
         return {name: states[name] for name in self.vehicles}

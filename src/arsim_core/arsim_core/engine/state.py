@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, NamedTuple
+
+import numpy as np
 
 Pose2D = tuple[float, float, float]  # x [m], y [m], yaw [rad] of base_link in the world frame
 
@@ -49,3 +52,57 @@ class CarState(NamedTuple):
         if speed > max_speed:
             return f'speed {speed:.1f} m/s above {max_speed:g} m/s'
         return None
+
+
+#: Columns of a ``StateTable``'s rows: ``CarState``'s fields in order.
+COLUMNS = CarState._fields
+X, Y, YAW, Z = (COLUMNS.index(name) for name in ('x', 'y', 'yaw', 'z'))
+
+
+class StateTable(MutableMapping[str, CarState]):
+    """Car states of one frame as the rows of one array (``COLUMNS``), by car name: what the
+    engine's batched path hands the referee, the race metrics and the renderer without making
+    a ``CarState`` per car; one is made when a state is looked up."""
+
+    def __init__(self, names: Sequence[str], rows: np.ndarray,
+                 index: Mapping[str, int] | None = None) -> None:
+        self.names = tuple(names)
+        self.rows = rows
+        self._index = dict(index) if index is not None else {
+            name: i for i, name in enumerate(self.names)}
+
+    def __getitem__(self, name: str) -> CarState:
+        return CarState._make(self.rows[self._index[name]].tolist())
+
+    def __setitem__(self, name: str, state: CarState) -> None:
+        self.rows[self._index[name]] = state
+
+    def __delitem__(self, name: str) -> None:
+        msg = 'a StateTable has a row for each of its cars'
+        raise TypeError(msg)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def copy(self) -> StateTable:
+        return StateTable(self.names, self.rows.copy(), self._index)
+
+    def render_poses(self) -> dict[str, np.ndarray]:
+        """Every car's x, y, z, roll, pitch, yaw as ``CarState.render_pose`` gives them, as
+        rows of one array."""
+        poses = np.zeros((len(self.names), 6))
+        poses[:, 0] = self.rows[:, X]
+        poses[:, 1] = self.rows[:, Y]
+        poses[:, 2] = self.rows[:, Z]
+        poses[:, 5] = self.rows[:, YAW]
+        return dict(zip(self.names, poses, strict=True))
+
+
+def state_rows(states: Mapping[str, CarState]) -> np.ndarray:
+    """(cars, len(COLUMNS)) float64: ``states`` as one array, in their order."""
+    if isinstance(states, StateTable):
+        return states.rows
+    return np.array(list(states.values()), np.float64).reshape(len(states), len(COLUMNS))

@@ -186,6 +186,7 @@ class Lidar2DBatch:
         self.frame_names = tuple(
             [frame_name(sensor, Output(suffix, _NONE, encoding)) for sensor in self.sensors]
             for suffix, encoding in (('', 'ranges'), ('/intensity', 'intensity')))
+        self.cars = tuple(sensor.car for sensor in self.sensors)
         models = self.models = [sensor.model for sensor in self.sensors]
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
@@ -206,7 +207,7 @@ class Lidar2DBatch:
         track = layer.raycaster
         assert isinstance(track, EmbreePacketRaycaster)
         n, beams = len(self.sensors), self.beams
-        stacked = np.array([poses[sensor.car] for sensor in self.sensors], np.float64)
+        stacked = poses.take(self.cars)
         models = self.models
         noise_std = [m.noise_std for m in models]  # randomisation may change them
         dropout = [m.dropout for m in models]

@@ -5,11 +5,45 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 Poses = Mapping[str, Sequence[float]]
+
+
+class PoseRows(Mapping[str, np.ndarray]):
+    """Every car's pose (x, y, z, roll, pitch, yaw) as the rows of one (cars, 6) float64
+    array, by name: one frame of a ``Timeline``, and how a caller with all poses in one array
+    hands them over without a list per car."""
+
+    def __init__(self, names: Sequence[str], rows: np.ndarray) -> None:
+        self.names = tuple(names)
+        self.rows = rows
+        self._index = {name: i for i, name in enumerate(self.names)}
+
+    @classmethod
+    def of(cls, poses: Poses) -> PoseRows:
+        """``poses`` as rows: itself if it is already a ``PoseRows``."""
+        if isinstance(poses, PoseRows):
+            return poses
+        rows = np.array(list(poses.values()), dtype=np.float64).reshape(len(poses), 6)
+        return cls(list(poses), rows)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.rows[self._index[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def take(self, names: tuple[str, ...]) -> np.ndarray:
+        """The rows of ``names``, as one (len(names), 6) array."""
+        if names == self.names:
+            return self.rows
+        return self.rows[[self._index[name] for name in names]]
 
 
 def _wrap(angle: np.ndarray) -> np.ndarray:
@@ -21,14 +55,13 @@ class Timeline:
 
     def __init__(self, keep_ns: int = 0) -> None:
         self.keep_ns = keep_ns
-        self._frames: deque[tuple[int, dict[str, np.ndarray]]] = deque()
+        self._frames: deque[tuple[int, PoseRows]] = deque()
 
     def add(self, time_ns: int, poses: Poses) -> None:
         """Record a frame; a time that goes back (a restart) forgets the older frames."""
         while self._frames and self._frames[-1][0] >= time_ns:
             self._frames.pop()
-        rows = np.array(list(poses.values()), dtype=np.float64).reshape(len(poses), 6)
-        self._frames.append((time_ns, dict(zip(poses, rows, strict=True))))  # rows as views
+        self._frames.append((time_ns, PoseRows.of(poses)))
         while len(self._frames) > 2 and self._frames[1][0] <= time_ns - self.keep_ns:
             self._frames.popleft()
 
@@ -39,7 +72,7 @@ class Timeline:
     def times(self) -> np.ndarray:
         return np.array([t for t, _ in self._frames], dtype=np.int64)
 
-    def poses(self, index: int) -> dict[str, np.ndarray]:
+    def poses(self, index: int) -> PoseRows:
         return self._frames[index][1]
 
     def frame_after(self, times_ns: np.ndarray) -> np.ndarray:

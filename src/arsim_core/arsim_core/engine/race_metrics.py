@@ -123,6 +123,7 @@ def project(centerline: np.ndarray, s_cumulative: np.ndarray, point: Sequence[fl
 S, LATERAL, SEGMENT, OFF_TRACK, PROGRESS, TIME, TIME_OFF_TRACK, TARGET, LAPS, LAP_START = \
     range(10)
 _COLUMNS = 10
+_TABLE_COLUMNS = np.array([S, PROGRESS, LAPS, LAP_START])  # of progress_table
 REACHED_CHECKPOINT, NOT_PLACED = 1, 2  # news of a car's move that Python code handles
 
 
@@ -358,7 +359,7 @@ class RaceMetrics:
     def progress_table(self, cars: Sequence[str]) -> np.ndarray:
         """(n, 4) float64 rows of lap fraction, progress [m], completed laps and the current
         lap's time [s] of ``cars``: what an observation needs, without the standings."""
-        table = self._state[self._indices(cars), :][:, [S, PROGRESS, LAPS, LAP_START]]
+        table = self._state[self._indices(cars)[:, None], _TABLE_COLUMNS]
         table[:, 0] /= self._length
         table[:, 3] = self._time - table[:, 3]
         return table
@@ -394,7 +395,7 @@ class RaceMetrics:
         self._time = time_s
         self._frame += 1
         if poses:
-            rows = self._indices(poses.keys())
+            rows = self._indices(tuple(poses))
             if xy is None:
                 xy = np.array([pose[:2] for pose in poses.values()], np.float64)
             news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))

@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from arsim_core.backend.timeline import PoseRows
+
 Pose2D = tuple[float, float, float]  # x [m], y [m], yaw [rad] of base_link in the world frame
 
 
@@ -90,7 +92,7 @@ class StateTable(MutableMapping[str, CarState]):
     def copy(self) -> StateTable:
         return StateTable(self.names, self.rows.copy(), self._index)
 
-    def render_poses(self) -> dict[str, np.ndarray]:
+    def render_poses(self) -> PoseRows:
         """Every car's x, y, z, roll, pitch, yaw as ``CarState.render_pose`` gives them, as
         rows of one array."""
         poses = np.zeros((len(self.names), 6))
@@ -98,7 +100,7 @@ class StateTable(MutableMapping[str, CarState]):
         poses[:, 1] = self.rows[:, Y]
         poses[:, 2] = self.rows[:, Z]
         poses[:, 5] = self.rows[:, YAW]
-        return dict(zip(self.names, poses, strict=True))
+        return PoseRows(self.names, poses)
 
 
 def state_rows(states: Mapping[str, CarState]) -> np.ndarray:

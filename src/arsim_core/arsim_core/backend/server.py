@@ -211,7 +211,7 @@ class EmbeddedBackend:
             msg = 'Update before InitialSettings'
             raise ProtocolError(msg)
         plan = self._plans.get(tuple(requests)) or self._plan(requests)
-        missing = plan.cars - poses.keys()
+        missing = plan.cars.difference(poses)
         if missing:
             msg = f'render request for car(s) {sorted(missing)} without a pose'
             raise ProtocolError(msg)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping
 
@@ -106,6 +107,7 @@ class Bridge(Node):
         self.subscribed: set[bytes] = set()
         self.executor_.add_node(self)
         self._race_due = 0
+        self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
 
     # --- ROS callbacks ----------------------------------------------------------------------
     def on_track(self, msg: TrackGeometry) -> None:
@@ -220,12 +222,22 @@ class Bridge(Node):
         return rclpy.ok()
 
     def log(self, level: str, text: str, throttle_s: float = 0.0) -> None:
-        logger = self.get_logger()
-        method = {'info': logger.info, 'warn': logger.warning, 'error': logger.error}[level]
+        """Log for the lockstep loop. rclpy keys a logger's severity and throttle on the line
+        that calls it and refuses a change (ValueError), so every level has its own line here
+        and throttling is done per line of the caller instead."""
         if throttle_s > 0.0:
-            method(text, throttle_duration_sec=throttle_s)
+            caller = sys._getframe(1)
+            site, now = (caller.f_code.co_filename, caller.f_lineno, level), time.monotonic()
+            if now < self._quiet_until.get(site, 0.0):
+                return
+            self._quiet_until[site] = now + throttle_s
+        logger = self.get_logger()
+        if level == 'error':
+            logger.error(text)
+        elif level == 'warn':
+            logger.warning(text)
         else:
-            method(text)
+            logger.info(text)
 
     def close(self) -> None:
         self.fanout.close()

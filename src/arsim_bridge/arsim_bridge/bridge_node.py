@@ -21,7 +21,7 @@ from rclpy.duration import Duration
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
-from arsim_bridge import qos
+from arsim_bridge import qos, stopping
 from arsim_bridge.common import (
     declare_scenario,
     new_executor,
@@ -157,7 +157,7 @@ class Bridge(Node):
             if every is not None and now >= next_ping:
                 every()
                 next_ping = now + PING_PERIOD_S
-            self.executor_.spin_once(timeout_sec=0.01)
+            stopping.spin_once(self.executor_, timeout_sec=0.01)
         return True
 
     def car_state(self, car: str) -> tuple[int, CarState] | None:
@@ -294,4 +294,4 @@ def _spin(bridge: Bridge) -> None:
 
 
 def main() -> int:
-    return run_node(Bridge, _spin, last_words=True)
+    return run_node(Bridge, _spin)

@@ -14,6 +14,7 @@ from geometry_msgs.msg import Pose
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
+from arsim_bridge import stopping
 from arsim_core.config.scenario import CarSpec, Scenario, load_scenario, parse_overrides
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
@@ -85,25 +86,27 @@ def new_executor() -> Executor:
     return EventsExecutor()
 
 
-def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None,
-             last_words: bool = False) -> int:
-    """Create a node, spin it until Ctrl-C, and turn arsim errors into one clear log line and
-    a non-zero exit code instead of a traceback. With ``last_words`` Ctrl-C reaches ``spin``
-    as a KeyboardInterrupt while the ROS context still works, so it can publish on its way
-    out (rclpy's own handler would shut the context down first)."""
-    return run_nodes([factory], spin, last_words)
+def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None) -> int:
+    """Create a node, spin it until SIGINT or SIGTERM, and turn arsim errors into one clear log
+    line and a non-zero exit code instead of a traceback. ``spin`` replaces the executor loop;
+    a stop request reaches it as a KeyboardInterrupt while the ROS context still works, so it
+    can publish on its way out (see ``arsim_bridge.stopping``)."""
+    return run_nodes([factory], spin)
 
 
 def run_nodes(factories: Sequence[Callable[[], Node]],
-              spin: Callable[[Node], None] | None = None, last_words: bool = False) -> int:
-    """``run_node`` for several nodes sharing one executor (``spin`` only for a single node)."""
+              spin: Callable[[Node], None] | None = None) -> int:
+    """``run_node`` for several nodes sharing one executor (``spin`` only for a single node).
+
+    Exit code: 0 when stopped by a signal, 1 after a fatal error (logged in one line)."""
     from rclpy.signals import SignalHandlerOptions
 
-    rclpy.init(args=sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO if last_words else None)
+    stopping.install()
     nodes: list[Node] = []
     code = 0
     try:
+        # rclpy's handlers would shut the context down under running callbacks and threads.
+        rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
         for factory in factories:
             nodes.append(factory())
         if spin is not None:
@@ -115,18 +118,16 @@ def run_nodes(factories: Sequence[Callable[[], Node]],
             # spin_once in a loop: the events executor's spin() (rclpy 9.1) never dispatched
             # messages from other processes in our tests.
             while rclpy.ok():
-                executor.spin_once(timeout_sec=0.1)
+                stopping.spin_once(executor, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except RuntimeError:
-        if rclpy.ok():
-            raise  # a real error; otherwise rclpy was taking a message while shutting down
     except ArsimError as exc:
         (nodes[-1].get_logger() if nodes else rclpy.logging.get_logger('arsim')).fatal(str(exc))
         code = 1
     finally:
-        for node in nodes:
+        stopping.shutting_down()
+        for node in nodes:  # each stops its own threads before its publishers go
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
-    return code
+    return 1 if stopping.failure() else code

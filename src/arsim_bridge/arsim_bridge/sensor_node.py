@@ -18,7 +18,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
-from arsim_bridge import dds, qos
+from arsim_bridge import dds, qos, stopping
 from arsim_bridge.common import declare_car, declare_scenario, run_node, set_pose_2d, to_time
 from arsim_bridge.frames import car_topic, decode_car_frame
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
@@ -31,6 +31,8 @@ from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
 # before any node of this process initialises rclpy (also when a container imports it).
 dds.prefer_large_shared_memory()
+
+THREAD_STOP_S = 5.0  # the receive thread checks for a stop every 0.1 s between frames
 
 
 class SensorNode(Node):
@@ -72,8 +74,7 @@ class SensorNode(Node):
         self._socket.setsockopt(zmq.SUBSCRIBE, car_topic(name))
         self._socket.connect(scenario.backend.frames_address)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._receive, daemon=True)
-        self._thread.start()
+        self._thread = stopping.start_worker(self, self._receive, 'frame receive')
 
     def _receive(self) -> None:
         poller = zmq.Poller()
@@ -133,8 +134,9 @@ class SensorNode(Node):
         self.tf_pub.publish(self._tf)
 
     def destroy_node(self) -> None:
+        # The thread publishes: it must be gone before the publishers and the context are.
         self._stop.set()
-        self._thread.join(timeout=1.0)
+        self._thread.join(timeout=THREAD_STOP_S)
         self._socket.close()
         super().destroy_node()
 

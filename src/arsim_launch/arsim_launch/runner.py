@@ -2,6 +2,10 @@
 
 Used where the launch packages are not installed (the ROS 2 runtime from PyPI has none). Each
 child dies with the runner (PR_SET_PDEATHSIG), so no orphan is left even if the runner is killed.
+
+SIGINT (Ctrl-C) or SIGTERM to the runner stops every child with SIGINT, then SIGTERM, then
+SIGKILL, ``STOP_GRACE_S`` apart. The runner's exit code is then 0 if every child exited with 0
+on the first signal, else 1, and each one that did not is named.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ def _child_setup() -> None:
     """Own process group, so a terminal's Ctrl-C reaches only the runner, which then stops the
     children once and in order; and death with the runner, so nothing is orphaned."""
     os.setpgid(0, 0)
+    # A runner started in the background (`&` in a script) ignores SIGINT, and ignored signals
+    # survive exec: the children must still stop on the SIGINT the runner sends them.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         libc = ctypes.CDLL('libc.so.6', use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -85,27 +92,47 @@ class ProcessGroup:
                 return 1
             time.sleep(0.05)
 
-    def stop(self) -> None:
-        """SIGINT, then SIGTERM, then SIGKILL, each after a grace period."""
+    def stop(self) -> bool:
+        """SIGINT, then SIGTERM, then SIGKILL, each after a grace period. True if every child
+        that was still running exited with 0 on SIGINT; the others are named."""
+        clean = True
+        running = [(spec, p) for spec, p in self.children if p.poll() is None]
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-            alive = [p for _, p in self.children if p.poll() is None]
+            alive = [p for _, p in running if p.poll() is None]
             if not alive:
                 break
+            if sig != signal.SIGINT:
+                clean = False
+                names = [spec.name for spec, p in running if p.poll() is None]
+                print(f'[arsim] {names} still running after {STOP_GRACE_S} s: sending '
+                      f'{sig.name}', file=sys.stderr)
             for process in alive:
                 process.send_signal(sig)
             deadline = time.monotonic() + STOP_GRACE_S
             while time.monotonic() < deadline and any(p.poll() is None for p in alive):
                 time.sleep(0.05)
+        for spec, process in running:
+            if process.poll() not in (0, None):
+                clean = False
+                print(f'[arsim] {spec.name} exited with code {process.returncode} while '
+                      f'stopping', file=sys.stderr)
         self._tmp.cleanup()
+        return clean
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def run(specs: list[NodeSpec], grace_s: float) -> int:
-    group = ProcessGroup(specs)
+def stop_on_signals() -> None:
+    """SIGTERM stops the runner as Ctrl-C does (a KeyboardInterrupt), also during start-up."""
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+def run(specs: list[NodeSpec], grace_s: float) -> int:
+    """Start ``specs``, wait until one that matters ends or a signal comes, stop them all."""
+    group = ProcessGroup(specs)
+    stop_on_signals()
     code = 0
     try:
         group.start()
@@ -113,7 +140,11 @@ def run(specs: list[NodeSpec], grace_s: float) -> int:
     except KeyboardInterrupt:
         code = 0
     finally:
-        group.stop()
+        # Stopping already escalates on its own; a second Ctrl-C must not cut it short.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        if not group.stop():
+            code = code or 1
     return code
 
 

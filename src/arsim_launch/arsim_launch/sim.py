@@ -13,7 +13,7 @@ from pathlib import Path
 from arsim_core.errors import ArsimError
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
 from arsim_launch.resources import default_settings, launch_overrides, resources_dir
-from arsim_launch.runner import run
+from arsim_launch.runner import run, stop_on_signals
 from arsim_launch.sockets import load_run
 
 
@@ -29,6 +29,14 @@ def parse_arguments(argv: list[str]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stop_on_signals()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # stopped before anything was started
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
         wants_rviz = arguments.pop('rviz', 'false').lower() in ('true', '1', 'yes')

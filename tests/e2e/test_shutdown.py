@@ -1,0 +1,55 @@
+"""Stopping: SIGINT or SIGTERM ends every process of a simulation quickly and quietly, and a
+node whose worker thread dies ends with it instead of living on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from simharness import ros_env
+
+STOP_BOUND_S = 8.0  # the runner escalates to SIGTERM after 5 s; a clean stop never gets there
+NOISE = ('Traceback', 'Exception in', 'context is invalid', 'exited with code',
+         'still running')
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_a_signal_stops_every_process_quickly_without_a_traceback(simulation, sig) -> None:
+    # Two cars: the per-car nodes run in container processes too.
+    sim = simulation(settings={'cars': [{'name': 'ego', 'profile': 'f1tenth'},
+                                        {'name': 'opp_racecar', 'profile': 'f1tenth'}]})
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    time.sleep(2.0)  # stepping at full speed, every node publishing
+    processes = sim.session_processes()
+    assert len(processes) >= 7, sim.log  # runner, backend, bridge, track, 3 containers
+
+    start = time.monotonic()
+    os.kill(sim.process.pid, sig)
+    code = sim.process.wait(30)
+    while sim.session_processes() and time.monotonic() - start < 30:
+        time.sleep(0.05)
+    took = time.monotonic() - start
+
+    assert sim.session_processes() == []
+    assert code == 0, sim.log
+    assert took < STOP_BOUND_S, f'stopping took {took:.1f} s\n{sim.log}'
+    log = sim.log
+    assert not [word for word in NOISE if word in log], log
+    assert 'arsim-embedded stopped' in log and 'results:' in log
+
+
+def test_a_dying_worker_thread_stops_its_process_with_one_line(tmp_path: Path) -> None:
+    script = Path(__file__).with_name('dying_thread_node.py')
+    result = subprocess.run([sys.executable, str(script)], env=ros_env(78), timeout=60,
+                            capture_output=True, text=True)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    lines = [line for line in output.splitlines() if 'chatter thread failed' in line]
+    assert len(lines) == 1, output
+    assert 'RuntimeError: the socket went away' in lines[0]
+    assert 'Traceback' not in output

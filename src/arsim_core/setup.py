@@ -10,6 +10,8 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
+        # User commands also go to bin/, which colcon's setup.bash puts on the PATH.
+        ('bin', ['scripts/arsim-track']),
     ],
     install_requires=['setuptools'],
     zip_safe=False,

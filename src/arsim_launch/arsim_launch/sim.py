@@ -1,8 +1,7 @@
 """``python3 -m arsim_launch.sim``: run a scenario without ros2 launch.
 
-Arguments mirror ``ros2 launch arsim_launch sim.launch.py``: ``config:=<file>``,
-``topic_map:=<name>``, ``rtf:=<factor>``, ``backend:=embedded|unity|<address>``,
-``rviz:=true``.
+Arguments are those of ``ros2 launch arsim_launch sim.launch.py`` (``arsim_launch.arguments``),
+e.g. ``track:=<name or path> cars:=3 profile:=<name> rtf:=1.0``; ``--help`` lists them.
 """
 
 from __future__ import annotations
@@ -11,21 +10,11 @@ import sys
 from pathlib import Path
 
 from arsim_core.errors import ArsimError
+from arsim_launch.arguments import launch_overrides, parse_arguments, usage
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
-from arsim_launch.resources import default_settings, launch_overrides, resources_dir
+from arsim_launch.resources import default_settings, resources_dir
 from arsim_launch.runner import run, stop_on_signals
 from arsim_launch.sockets import load_run
-
-
-def parse_arguments(argv: list[str]) -> dict[str, str]:
-    arguments = {}
-    for item in argv:
-        key, sep, value = item.partition(':=')
-        if not sep:
-            msg = f'expected arguments as name:=value, got {item!r}'
-            raise ArsimError(msg)
-        arguments[key] = value
-    return arguments
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,12 +26,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if {'-h', '--help'} & set(argv):
+        print(f'usage: python3 -m arsim_launch.sim [name:=value ...]\n{usage()}')
+        return 0
     try:
-        arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+        arguments = parse_arguments(argv)
         wants_rviz = arguments.pop('rviz', 'false').lower() in ('true', '1', 'yes')
         resources = resources_dir()
         settings = Path(arguments.pop('config', '') or default_settings(resources)).resolve()
-        scenario, overrides = load_run(settings, resources, launch_overrides(arguments))
+        scenario, overrides = load_run(settings, resources,
+                                       launch_overrides(arguments, settings, resources))
         validate(scenario)
     except ArsimError as exc:
         print(f'[arsim] error: {exc}', file=sys.stderr)

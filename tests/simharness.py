@@ -107,6 +107,8 @@ class Simulation:
         self.domain_id = allocate_domain()
         resources = installed_resources()
         data = yaml.safe_load((resources / 'config' / 'sim.yaml').read_text())
+        # Tests watch the simulation run without a driver unless they hold it for one.
+        data['simulation']['start_on_first_command'] = False
         for key, value in (settings or {}).items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key].update(value)

@@ -88,7 +88,7 @@ class Bridge(Node):
         for car in self.scenario.cars:
             self.create_subscription(CarStateMsg, car.names.state_topic, self.on_state,
                                      qos.STREAM)
-            if self.scenario.wait_for_drivers:
+            if self.scenario.wait_for_drivers or self.scenario.start_on_first_command:
                 heard = functools.partial(self.on_command, car.name)
                 self.create_subscription(AckermannDriveStamped, car.names.drive_topic, heard,
                                          qos.STREAM)

@@ -45,6 +45,18 @@ def test_real_car_map_and_overrides(repo_root: Path) -> None:
     assert scenario.frame_rate_hz == 40.0  # untouched keys keep their value
 
 
+@pytest.mark.parametrize(('simulation', 'held'), [
+    ({}, True), ({'wait_for_drivers': False}, False),
+    ({'wait_for_drivers': False, 'start_on_first_command': True}, True),
+    ({'start_on_first_command': False}, False), ({'start_on_first_command': 'auto'}, True),
+])
+def test_time_is_held_for_a_first_command_by_default_with_wait_for_drivers(
+        repo_root: Path, simulation: dict, held: bool) -> None:
+    scenario = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
+                             {'simulation': simulation})
+    assert scenario.start_on_first_command is held
+
+
 @pytest.mark.parametrize(('changes', 'message'), [
     ({'cars': [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'ego', 'profile': 'f1tenth'}]},
      r"cars\[1\].name: duplicate car name 'ego'"),
@@ -52,6 +64,8 @@ def test_real_car_map_and_overrides(repo_root: Path) -> None:
     ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'colour': 'red'}]},
      r"cars\[0\]: unknown key\(s\) \['colour'\]"),
     ({'topic_map': 'gazebo'}, "topic_map: unknown name 'gazebo'; expected one of"),
+    ({'simulation': {'start_on_first_command': 'yes'}},
+     "simulation.start_on_first_command: expected true, false or auto, got 'yes'"),
     ({'simulation': {'frame_rate_hz': 30}}, 'does not divide simulation.frame_rate_hz 30'),
     ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'pose': [0, 'x', 0]}]},
      r'cars\[0\].pose: expected a list of 3 finite numbers'),

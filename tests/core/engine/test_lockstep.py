@@ -238,8 +238,10 @@ def loop(make_scenario, ring):
 
 
 def sim(make_scenario, cars=('ego',), **simulation):
-    """A scenario with tiny timeouts (nothing waits anyway) and the given simulation keys."""
-    return make_scenario(cars, simulation={'driver_timeout_s': 0.05, **simulation},
+    """A scenario with tiny timeouts (nothing waits anyway), time not held for a first
+    command, and the given simulation keys."""
+    return make_scenario(cars, simulation={'driver_timeout_s': 0.05,
+                                           'start_on_first_command': False, **simulation},
                          backend={'timeout_s': 0.1})
 
 
@@ -388,6 +390,34 @@ def test_without_wait_for_drivers_no_driver_is_awaited(make_scenario, loop):
     assert not link.log_lines('info', 'no command')
 
 
+def test_time_holds_at_zero_until_a_driver_speaks_with_the_t0_scan_sent_again(make_scenario,
+                                                                             loop):
+    deliveries = []
+
+    def answers_the_third(_car: str, time_ns: int) -> bool:
+        deliveries.append(time_ns)
+        return len(deliveries) >= 3
+
+    lockstep, link = loop(sim(make_scenario, start_on_first_command=True), 5,
+                          {'ego': answers_the_third})
+    lockstep.start()
+    assert [f.time_ns for f in link.frames] == [0, 0, 0]  # the t=0 frame until the answer
+    assert set(link.clocks) == {0}
+    assert link.frames[0].scanned() == {'ego'}
+    assert len(link.log_lines('info', 'holding sim time at 0 until a driver sends its first '
+                                      'command on /drive')) == 1
+    assert link.log_lines('info', "first command from the driver of ['ego']")
+    lockstep.run()
+    assert link.clocks[-1] > 0
+
+
+def test_a_driver_heard_during_start_up_is_not_waited_for(make_scenario, loop):
+    lockstep, link = loop(sim(make_scenario, start_on_first_command=True), 3)
+    link.drivers.heard('ego')
+    lockstep.start()
+    assert link.frames == [] and not link.log_lines('info', 'holding')
+
+
 # --- late and invalid states -------------------------------------------------------------------
 def test_a_car_whose_dynamics_miss_a_frame_is_named_and_keeps_its_last_state(
         make_scenario, loop):
@@ -447,7 +477,8 @@ def test_a_car_driven_into_a_barrier_is_placed_back_at_its_last_free_pose(
     # facing the left barrier of the main straight (y = +1.1 m), 1 m from it
     car = {'name': 'ego', 'pose': [8.0, 0.0, math.pi / 2]}
     scenario = make_scenario([car], collisions={'response': response},
-                             simulation={'driver_timeout_s': 0.05})
+                             simulation={'driver_timeout_s': 0.05,
+                                         'start_on_first_command': False})
     lockstep, link = loop(scenario, 100)
     period = lockstep.engine.period_ns
 

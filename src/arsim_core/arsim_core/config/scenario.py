@@ -74,6 +74,7 @@ class Scenario:
     real_time_factor: float
     wait_for_drivers: bool
     driver_timeout_s: float
+    start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
     backend: BackendSettings
     track: TrackSettings
@@ -121,7 +122,7 @@ def load_scenario(path: str | Path, resources: str | Path,
 
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
-                        'driver_timeout_s', 'group_car_nodes'})
+                        'driver_timeout_s', 'start_on_first_command', 'group_car_nodes'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -137,11 +138,13 @@ def load_scenario(path: str | Path, resources: str | Path,
     topic_map = load_topic_map(resolve(root, 'topic_map', 'f1tenth_gym',
                                        config_dir / 'topic_maps'))
     cars = _load_cars(root, config_dir / 'cars', topic_map, frame_rate)
+    wait_for_drivers = sim.boolean('wait_for_drivers', True)
     return Scenario(
         source=str(path), resources=resources, frame_rate_hz=frame_rate,
         real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
-        wait_for_drivers=sim.boolean('wait_for_drivers', True),
+        wait_for_drivers=wait_for_drivers,
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
+        start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
         backend=BackendSettings(
             kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
@@ -157,6 +160,16 @@ def load_scenario(path: str | Path, resources: str | Path,
             cars_visible=collisions.boolean('cars_visible', True)),
         race=RaceSettings(sectors=_sectors(race)),
         topic_map=topic_map, cars=cars)
+
+
+def _auto_boolean(section: Section, key: str, auto: bool) -> bool:
+    """A boolean that may also be ``auto`` (the default): then ``auto``."""
+    value = section.raw(key, 'auto')
+    if value == 'auto':
+        return auto
+    if not isinstance(value, bool):
+        section.fail(f'expected true, false or auto, got {value!r}', key)
+    return value
 
 
 def _sectors(race: Section) -> tuple[float, ...]:

@@ -22,6 +22,7 @@ from arsim_core.errors import ArsimError
 
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
+HOLD_RESEND_S = 1.0  # while held at t=0, the t=0 sensor data goes out again this often
 
 
 @dataclass
@@ -140,6 +141,29 @@ class Lockstep:
         link.log('info', f'{len(self.names)} car(s) ready; stepping at '
                          f'{self.scenario.frame_rate_hz} Hz, real-time factor '
                          f'{self.scenario.real_time_factor or "max"}')
+        if self.scenario.start_on_first_command:
+            self._hold()
+
+    def _hold(self) -> None:
+        """Keep sim time at 0 until a driver sends its first command, so a stack that starts
+        after the simulation misses nothing. The t=0 sensor data goes out meanwhile (again
+        every HOLD_RESEND_S, for drivers that join late): drivers that answer scans answer it."""
+        link, engine, drivers = self.link, self.engine, self.link.drivers
+        if drivers.commanded:
+            return  # a driver spoke during start-up already
+        topics = sorted({self.scenario.car(n).names.drive_topic for n in self.names})
+        link.log('info', f'holding sim time at 0 until a driver sends its first command on '
+                         f'{", ".join(topics)} (simulation.start_on_first_command)')
+        states = {name: self._state(name) for name in self.names}
+        engine.renderer.send(0, 0, engine.render_poses(states), engine.schedule.due(0))
+        frame = engine.renderer.receive()
+        while self.link.ok():
+            link.deliver(0, states, frame)
+            if link.spin_until(lambda: bool(drivers.commanded), HOLD_RESEND_S,
+                               every=lambda: link.publish_clock(0)):
+                break
+        link.log('info', f'first command from the driver of {sorted(drivers.commanded)}; '
+                         f'sim time runs')
 
     def run(self) -> None:
         """Step until the link says stop."""

@@ -17,10 +17,13 @@ class PoseRows(Mapping[str, np.ndarray]):
     array, by name: one frame of a ``Timeline``, and how a caller with all poses in one array
     hands them over without a list per car."""
 
-    def __init__(self, names: Sequence[str], rows: np.ndarray) -> None:
+    def __init__(self, names: Sequence[str], rows: np.ndarray,
+                 index: Mapping[str, int] | None = None) -> None:
+        """``index``, each name's row, may be given by a caller who keeps it."""
         self.names = tuple(names)
         self.rows = rows
-        self._index = {name: i for i, name in enumerate(self.names)}
+        self._index = index if index is not None else {
+            name: i for i, name in enumerate(self.names)}
 
     @classmethod
     def of(cls, poses: Poses) -> PoseRows:

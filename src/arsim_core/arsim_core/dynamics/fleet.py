@@ -133,8 +133,7 @@ class Fleet:
         advance_rows(self.model, self.states, self.params, self.controls, skipped, self._n,
                      self._h, self.method, self._buf, self._ok)
         if not skip and self._ok.all():  # the usual frame
-            for vehicle in self.vehicles:
-                vehicle.record_step(dt, True)
+            Vehicle.record_steps(self.vehicles, dt)
             return {}
         diverged = {}
         for name, vehicle, ok, skip_it in zip(self.names, self.vehicles, self._ok.tolist(),

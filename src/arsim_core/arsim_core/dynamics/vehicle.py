@@ -215,6 +215,12 @@ class Vehicle:
                 f'time step (physics_rate_hz) or check the parameters')
         self._time += dt
 
+    @staticmethod
+    def record_steps(vehicles: Sequence[Vehicle], dt: float) -> None:
+        """``record_step(dt, True)`` of each of ``vehicles``: a ``Fleet``'s usual frame."""
+        for vehicle in vehicles:
+            vehicle._time += dt
+
     def share_rows(self, x: np.ndarray, p: np.ndarray, c: np.ndarray) -> None:
         """Keep the state, packed parameters and controller vector in the rows ``x``, ``p``
         and ``c`` of a ``Fleet``'s matrices from now on, with their current values."""

@@ -3,6 +3,7 @@ environment and the republishers (``frames_per_sample``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from arsim_core.config.scenario import CarSpec
@@ -18,7 +19,17 @@ class SensorSchedule:
     def __init__(self, cars: Sequence[CarSpec], frame_period_ns: int) -> None:
         self.every = {(car.name, s.name): frames_per_sample(s.rate_hz, frame_period_ns)
                       for car in cars for s in car.profile.sensors if s.rendered}
+        # the pattern repeats every lcm of the periods: kept, while it is short
+        self._cycle = math.lcm(*self.every.values()) if self.every else 1
+        self._due: dict[int, list[SensorKey]] = {}
 
     def due(self, step: int) -> list[SensorKey]:
-        """The (car, sensor) pairs to render in frame ``step``."""
-        return [key for key, every in self.every.items() if step % every == 0]
+        """The (car, sensor) pairs to render in frame ``step`` (a list shared between calls:
+        copy it to change it)."""
+        phase = step % self._cycle
+        found = self._due.get(phase)
+        if found is None:
+            found = [key for key, every in self.every.items() if step % every == 0]
+            if self._cycle <= 1024:
+                self._due[phase] = found
+        return found

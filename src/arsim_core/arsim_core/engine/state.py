@@ -70,7 +70,7 @@ class StateTable(MutableMapping[str, CarState]):
                  index: Mapping[str, int] | None = None) -> None:
         self.names = tuple(names)
         self.rows = rows
-        self._index = dict(index) if index is not None else {
+        self._index = index if index is not None else {
             name: i for i, name in enumerate(self.names)}
 
     def __getitem__(self, name: str) -> CarState:
@@ -100,7 +100,7 @@ class StateTable(MutableMapping[str, CarState]):
         poses[:, 1] = self.rows[:, Y]
         poses[:, 2] = self.rows[:, Z]
         poses[:, 5] = self.rows[:, YAW]
-        return PoseRows(self.names, poses)
+        return PoseRows(self.names, poses, self._index)
 
 
 def state_rows(states: Mapping[str, CarState]) -> np.ndarray:

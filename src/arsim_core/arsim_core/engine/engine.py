@@ -217,8 +217,8 @@ class Engine:
         self.vehicles[car].set_ackermann(speed, steering_angle)
 
     def set_vehicle(self, car: str, config: VehicleConfig) -> None:
-        """Give ``car`` a vehicle built from ``config`` (randomised parameters, say), at rest
-        where the old one was placed last."""
+        """Give ``car`` a vehicle built from ``config`` (randomised parameters, say); it is at
+        rest at the origin until ``reset`` or ``restart`` places it."""
         self.configs[car] = config
         self.vehicles[car] = Vehicle(config)
         self._group_vehicles()

@@ -20,8 +20,9 @@ to the profile)::
             return [x[3] * math.cos(x[4]), x[3] * math.sin(x[4]), u[0], u[1],
                     x[3] / l * math.tan(x[2])]
 
-Built-in models additionally provide compiled kernels (``advance_kernel``/``rhs_kernel``); user
-models run through the generic pure-Python path, which is slower but needs nothing else.
+Built-in models additionally provide a compiled right-hand side (``rhs_kernel``), which the one
+compiled sub-step loop (:mod:`.stepping`) calls; user models run through the generic pure-Python
+path, which is slower but needs nothing else.
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ import numpy as np
 from ._jit import NUMBA_ENABLED
 from .params import CarParameters, pack, pack_array
 
-#: ``advance(x, p, c, n, h, method, buf) -> bool``: n sub-steps in place, False on NaN/inf.
-AdvanceKernel = Callable[..., bool]
 #: ``rhs(x, u0, u1, p, out) -> None``: derivative into ``out``, packed parameters ``p``.
 RhsKernel = Callable[..., None]
 
@@ -67,7 +66,7 @@ class VehicleModel(ABC):
         state_names: one name per state entry; its length is the state dimension.
         reference_point: the body point whose position is ``pose`` (and what ``reset`` places).
         X, Y, STEER, SPEED, YAW: indices of those quantities in the state.
-        advance_kernel, rhs_kernel: optional compiled fast path (see the module docstring).
+        rhs_kernel: optional compiled right-hand side (see the module docstring).
     """
 
     name: ClassVar[str] = ''
@@ -78,7 +77,6 @@ class VehicleModel(ABC):
     STEER: ClassVar[int] = 2
     SPEED: ClassVar[int] = 3
     YAW: ClassVar[int] = 4
-    advance_kernel: ClassVar[AdvanceKernel | None] = None
     rhs_kernel: ClassVar[RhsKernel | None] = None
 
     @staticmethod

@@ -5,8 +5,8 @@ A vector of simulations or a race steps tens of cars in every frame, and calling
 each time. A ``Fleet`` keeps its vehicles' state, parameter and controller vectors as the rows
 of three matrices (each ``Vehicle`` goes on working on its own row, so single-car calls stay
 valid), steps every row in one kernel call, takes commands for all cars as arrays and reads
-every car's planar state into one array. The kernels are the models' own ``advance``; only
-built-in models with compiled kernels join a fleet.
+every car's planar state into one array. The kernel is the models' one sub-step loop
+(:mod:`.stepping`); only built-in models join a fleet.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import ks, st, std
 from ._jit import NUMBA_ENABLED, kernel
 from .controllers import (
     ACCEL_INPUT,
@@ -30,33 +29,14 @@ from .controllers import (
     SV_LIMIT,
 )
 from .params import LF, LR, STEER_MAX, STEER_MIN, V_MAX, V_MIN
+from .stepping import KS, MODEL_IDS, advance_rows
 from .vehicle import ModelDivergedError, Vehicle, substeps
-
-KS, ST, STD = 0, 1, 2
-#: The built-in models a fleet steps, by their advance kernel.
-MODEL_IDS = {ks.advance: KS, st.advance: ST, std.advance: STD}
 
 # The steering rate, acceleration and jerk limits of a command, next to each other.
 _COMMAND_LIMITS = slice(SV_LIMIT, JERK_LIMIT + 1)
 
 #: Columns of ``Fleet.planar``: what ``Vehicle.planar_state`` returns, one row per car.
 PLANAR_COLUMNS = ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steering_angle')
-
-
-@kernel
-def advance_rows(model: int, x: np.ndarray, p: np.ndarray, c: np.ndarray, skip: np.ndarray,
-                 n: int, h: float, method: int, buf: np.ndarray, ok: np.ndarray) -> None:
-    """``n`` sub-steps of ``h`` s for every row not in ``skip``; ``ok[i]`` False where row i
-    stopped being finite (skipped rows are ok)."""
-    for i in range(x.shape[0]):
-        if skip[i]:
-            ok[i] = True
-        elif model == KS:
-            ok[i] = ks.advance(x[i], p[i], c[i], n, h, method, buf)
-        elif model == ST:
-            ok[i] = st.advance(x[i], p[i], c[i], n, h, method, buf)
-        else:
-            ok[i] = std.advance(x[i], p[i], c[i], n, h, method, buf)
 
 
 @kernel
@@ -86,7 +66,7 @@ class Fleet:
         first = next(iter(vehicles.values()))
         self.names = tuple(vehicles)
         self.vehicles = tuple(vehicles.values())
-        self.model = MODEL_IDS[first.config.model.advance_kernel]
+        self.model = MODEL_IDS[first.config.model]
         self.rate = first.config.physics_rate_hz
         self.method = first.method
         self.states = np.zeros((len(self.vehicles), len(first.config.model.state_names)))
@@ -106,7 +86,7 @@ class Fleet:
     def key(vehicle: Vehicle) -> tuple[object, ...] | None:
         """What vehicles must share to step in one call, or None if this one cannot."""
         model = vehicle.config.model
-        if not NUMBA_ENABLED or model.advance_kernel not in MODEL_IDS:
+        if not NUMBA_ENABLED or model not in MODEL_IDS:
             return None
         return (model, vehicle.method, vehicle.config.physics_rate_hz)
 

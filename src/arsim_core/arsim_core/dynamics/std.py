@@ -48,8 +48,6 @@ from typing import ClassVar
 from ._jit import kernel, python_function
 from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
-from .controllers import control
-from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update
 from .params import (
     A_MAX,
     GRAVITY,
@@ -205,30 +203,6 @@ def clamp_wheel_speeds(x: MutableSequence[float]) -> None:
     x[8] = max(x[8], 0.0)
 
 
-@kernel
-def advance(x: MutableSequence[float], p: Sequence[float], c: MutableSequence[float], n: int,
-            h: float, method: int, buf: Sequence[MutableSequence[float]]) -> bool:
-    """``n`` controller + integrator sub-steps of ``h`` s in place; False once x is not finite."""
-    k1, k2, k3, k4, tmp = buf[0], buf[1], buf[2], buf[3], buf[4]
-    for _ in range(n):
-        u0, u1 = control(x[STEER], x[V], p, c, h)
-        rhs(x, u0, u1, p, k1)
-        if method == RK4:
-            rk4_stage(tmp, x, k1, 0.5 * h)
-            rhs(tmp, u0, u1, p, k2)
-            rk4_stage(tmp, x, k2, 0.5 * h)
-            rhs(tmp, u0, u1, p, k3)
-            rk4_stage(tmp, x, k3, h)
-            rhs(tmp, u0, u1, p, k4)
-            rk4_update(x, k1, k2, k3, k4, h)
-        else:
-            euler_update(x, k1, h)
-        clamp_wheel_speeds(x)
-        if not all_finite(x):
-            return False
-    return True
-
-
 class SingleTrackDrift(VehicleModel):
     """STD: single-track drift model with Pacejka tyres (CommonRoad STD), CoG reference."""
 
@@ -238,7 +212,6 @@ class SingleTrackDrift(VehicleModel):
         'front_wheel_speed', 'rear_wheel_speed')
     reference_point: ClassVar[str] = 'centre of gravity'
     derivative = staticmethod(derivative)
-    advance_kernel = advance
     rhs_kernel = rhs
 
     @classmethod

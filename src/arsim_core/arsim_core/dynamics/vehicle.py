@@ -39,6 +39,7 @@ from .controllers import (
 )
 from .integrators import INTEGRATORS, METHOD_IDS
 from .params import pack
+from .stepping import MODEL_IDS, advance
 
 
 class ModelDivergedError(ArsimError):
@@ -79,9 +80,8 @@ class Vehicle:
         self._rate = config.physics_rate_hz
         self._method = METHOD_IDS[config.integrator]
         self._step = INTEGRATORS[config.integrator]
-        kernel = config.model.advance_kernel
-        self._kernel = kernel
-        self._compiled = kernel is not None and NUMBA_ENABLED
+        self._model_id = MODEL_IDS.get(config.model)  # None: a model without a kernel
+        self._compiled = self._model_id is not None and NUMBA_ENABLED
         n = len(config.model.state_names)
         pvec = pack(config.params)
         cvec = initial_controller(config.controller, config.params)
@@ -104,8 +104,7 @@ class Vehicle:
         self.reset(0.0, 0.0, 0.0)
         if self._compiled:
             # compile (or load from the on-disk cache) now rather than in the first sim step
-            assert self._kernel is not None
-            self._kernel(self._x, self._p, self._c, 0, 1.0, self._method, self._buf)
+            advance(self._model_id, self._x, self._p, self._c, 0, 1.0, self._method, self._buf)
 
     # --- commands ---------------------------------------------------------------------------
     def reset(self, x: float, y: float, yaw: float, speed: float = 0.0) -> None:
@@ -193,10 +192,10 @@ class Vehicle:
                                      'diverged earlier; reset() the vehicle first')
         if not self._n:
             return
-        kernel = self._kernel
         try:
-            if kernel is not None:
-                ok = kernel(self._x, self._p, self._c, self._n, self._h, self._method, self._buf)
+            if self._model_id is not None:
+                ok = advance(self._model_id, self._x, self._p, self._c, self._n, self._h,
+                             self._method, self._buf)
             else:
                 ok = self._advance_generic(self._n, self._h)
         except (ArithmeticError, ValueError):  # pure-Python math errors mean divergence too

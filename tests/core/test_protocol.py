@@ -60,3 +60,52 @@ def test_other_version_is_refused_with_both_versions_named() -> None:
 def test_malformed_messages_are_refused(frames: list[bytes], reason: str) -> None:
     with pytest.raises(ProtocolError, match=reason):
         protocol.decode(frames)
+
+
+def _update(frames: list[dict], *buffers: bytes) -> list[bytes]:
+    header = {'protocol': 1, 'step': 1, 'time_ns': 0, 'frames': frames}
+    return [b'Update', json.dumps(header).encode(), *buffers]
+
+
+@pytest.mark.parametrize(('frames', 'reason'), [
+    # NumPy raised ValueError on a byte count that is no multiple of the item size
+    (_update([{'name': 'a', 'dtype': 'float32', 'shape': [1]}], b'12345'), 'carries 5 bytes'),
+    # int64 products overflowed (or raised OverflowError past 2**63)
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [2 ** 32, 2 ** 32]}], b''),
+     'carries 0 bytes'),
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [2 ** 64]}], b''), 'carries 0 bytes'),
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [True]}], b'x'), 'shape of at most'),
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [1] * 9}], b'x'), 'shape of at most'),
+    (_update([{'name': 'a', 'dtype': ['uint8'], 'shape': [1]}], b'x'), 'dtype'),
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [1]}] * 2, b'x', b'y'),
+     "two binary frames are named 'a'"),
+    ([b'Update', b'{"protocol": 1, "step": 1, "time_ns": ' + b'[' * 100_000 + b']' * 100_000
+      + b'}'], 'nests deeper than 32'),
+    ([b'Update', b'{"protocol": 1, "step": 1, "time_ns": 0, "x": ' + b'[' * 33 + b']' * 33
+      + b'}'], 'nests deeper than 32'),
+    ([b'Update', b'{"protocol": 1, "step": Infinity, "time_ns": 0}'], 'not valid JSON'),
+    ([b'Update', b'{"protocol": 1, "step": 1, "time_ns": NaN}'], 'not valid JSON'),
+    ([b'Update', b'{"protocol": 1, "step": ' + b'9' * 5000 + b', "time_ns": 0}'],
+     'not valid JSON'),
+    ([b'Update', b'{"protocol": 1, "step": 1, "time_ns": 9223372036854775808}'],
+     "'time_ns' must be an integer that fits in 64 bits"),
+    ([b'Update', b'{"protocol": 1, "step": true, "time_ns": 0}'], "'step' must be an integer"),
+    ([b'Update', b'{"protocol": true, "step": 1, "time_ns": 0}'], 'version True'),
+    ([b'Update', b'\xff\xfe\xfd'], 'not valid JSON'),
+])
+def test_hostile_messages_are_refused_with_protocol_errors(frames: list[bytes],
+                                                            reason: str) -> None:
+    """Each of these used to escape decode as another exception (and end a backend)."""
+    with pytest.raises(ProtocolError, match=reason):
+        protocol.decode(frames)
+
+
+def test_errors_quote_at_most_a_little_of_what_was_sent() -> None:
+    with pytest.raises(ProtocolError) as refused:
+        protocol.decode([b'x' * 1_000_000, b'{}'])
+    assert len(str(refused.value)) < 400 and '1000000 characters' in str(refused.value)
+
+
+def test_encode_writes_strict_json_only() -> None:
+    with pytest.raises(ProtocolError, match='finite numbers only'):
+        protocol.encode(protocol.UPDATE, 1, 0, {'pose': [float('nan')] * 6})

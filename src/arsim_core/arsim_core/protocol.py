@@ -3,11 +3,17 @@
 A message is a ZeroMQ multipart: frame 0 the topic, frame 1 a UTF-8 JSON header, then raw binary
 frames. The header lists every binary frame by name, dtype and shape, so a reader never depends on
 implicit order and never unpickles or evaluates anything that came over the socket.
+
+``decode`` is the one gate every received message passes, on both sides of the link: whatever
+the bytes, it returns a message whose header is a JSON object of bounded depth without NaN or
+infinities, whose step and time fit in 64 bits, and whose arrays hold exactly the bytes their
+shapes need; anything else is a ``ProtocolError``, which a backend answers with ``Error``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +33,9 @@ TOPICS = frozenset({INITIAL_SETTINGS, READY, UPDATE, TRACK, ERROR})
 
 _ALLOWED_DTYPES = frozenset(
     {'uint8', 'int8', 'uint16', 'int16', 'uint32', 'int32', 'float32', 'float64'})
+MAX_HEADER_DEPTH = 32  # nested lists and objects; the deepest the protocol uses is 6
+MAX_DIMENSIONS = 8  # of one binary frame; the protocol uses at most 3
+INT64 = (-(1 << 63), 1 << 63)  # the range of step and time_ns: [low, high)
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,12 @@ def encode(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None =
         buffers.append(memoryview(contiguous).cast('B'))
     header = {'protocol': PROTOCOL_VERSION, 'step': step, 'time_ns': time_ns,
               **(body or {}), 'frames': frames_meta}
-    return [topic.encode(), json.dumps(header, separators=(',', ':')).encode(), *buffers]
+    try:  # strict JSON, as decode reads it: NaN and the infinities are no JSON values
+        text = json.dumps(header, separators=(',', ':'), allow_nan=False)
+    except ValueError as exc:
+        msg = f'{topic} of step {step}: {exc}; a header holds finite numbers only'
+        raise ProtocolError(msg) from exc
+    return [topic.encode(), text.encode(), *buffers]
 
 
 def decode(frames: Sequence[bytes | memoryview | Any]) -> Message:
@@ -78,38 +92,83 @@ def decode(frames: Sequence[bytes | memoryview | Any]) -> Message:
     raw = [f.buffer if hasattr(f, 'buffer') else f for f in frames]
     topic = bytes(raw[0]).decode('utf-8', errors='replace')
     if topic not in TOPICS:
-        msg = f'unknown protocol topic {topic!r}; expected one of {sorted(TOPICS)}'
+        msg = f'unknown protocol topic {_clip(topic)!r}; expected one of {sorted(TOPICS)}'
         raise ProtocolError(msg)
-    try:
-        header = json.loads(bytes(raw[1]))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        msg = f'{topic}: header is not valid JSON ({exc})'
-        raise ProtocolError(msg) from exc
-    if not isinstance(header, dict):
-        msg = f'{topic}: header must be a JSON object'
-        raise ProtocolError(msg)
+    header = parse_header(bytes(raw[1]), topic)
     if topic != ERROR:  # an error is shown to the user whatever version its sender speaks
         check_version(header, topic)
     for key in ('step', 'time_ns'):
-        if not isinstance(header.get(key), int):
-            msg = f'{topic}: header key {key!r} must be an integer'
+        value = header.get(key)
+        if type(value) is not int or not INT64[0] <= value < INT64[1]:
+            msg = f'{topic}: header key {key!r} must be an integer that fits in 64 bits'
             raise ProtocolError(msg)
     meta = header.get('frames', [])
     if not isinstance(meta, list) or len(meta) != len(raw) - 2:
         msg = (f'{topic}: header lists {len(meta) if isinstance(meta, list) else "no"} binary '
                f'frames but the message carries {len(raw) - 2}')
         raise ProtocolError(msg)
-    arrays = {entry_name(entry, topic): _frame_array(entry, buf, topic)
-              for entry, buf in zip(meta, raw[2:], strict=True)}
+    arrays: dict[str, np.ndarray] = {}
+    for entry, buffer in zip(meta, raw[2:], strict=True):
+        name = entry_name(entry, topic)
+        if name in arrays:
+            msg = f'{topic}: two binary frames are named {_clip(name)!r}'
+            raise ProtocolError(msg)
+        arrays[name] = _frame_array(entry, buffer, topic)
     return Message(topic, header, arrays)
+
+
+def parse_header(text: bytes, topic: str) -> dict[str, Any]:
+    """The header as a JSON object: strict JSON (no NaN or Infinity, which Python's json
+    would otherwise turn into floats no integer field survives), nested at most
+    MAX_HEADER_DEPTH deep, so no later walk over it can run out of stack."""
+    try:
+        header = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError as exc:
+        msg = f'{topic}: header nests deeper than {MAX_HEADER_DEPTH} levels'
+        raise ProtocolError(msg) from exc
+    except ValueError as exc:  # also bad UTF-8, and integers of more digits than Python takes
+        msg = f'{topic}: header is not valid JSON ({_clip(str(exc))})'
+        raise ProtocolError(msg) from exc
+    if not isinstance(header, dict):
+        msg = f'{topic}: header must be a JSON object'
+        raise ProtocolError(msg)
+    if _depth_exceeds(header, MAX_HEADER_DEPTH):
+        msg = f'{topic}: header nests deeper than {MAX_HEADER_DEPTH} levels'
+        raise ProtocolError(msg)
+    return header
+
+
+def _refuse_constant(name: str) -> Any:
+    msg = f'{name} is not a JSON value'
+    raise ValueError(msg)
+
+
+def _depth_exceeds(value: dict[str, Any] | list[Any], limit: int) -> bool:
+    """Whether lists and objects nest deeper than ``limit``; iterative, so a deep value cannot
+    exhaust the stack here either."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, (dict, list)))
+    return False
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters: error messages quote what a peer sent, which may
+    be megabytes long."""
+    return text if len(text) <= limit else f'{text[:limit]}... ({len(text)} characters)'
 
 
 def check_version(header: Mapping[str, Any], topic: str) -> None:
     """Refuse a peer that speaks another protocol version, saying which versions differ."""
     version = header.get('protocol')
-    if version != PROTOCOL_VERSION:
-        msg = (f'{topic}: peer speaks arsim protocol version {version!r}, this side speaks '
-               f'version {PROTOCOL_VERSION}; update the older side')
+    if type(version) is not int or version != PROTOCOL_VERSION:
+        msg = (f'{topic}: peer speaks arsim protocol version {_clip(repr(version))}, this side '
+               f'speaks version {PROTOCOL_VERSION}; update the older side')
         raise ProtocolError(msg)
 
 
@@ -121,20 +180,27 @@ def entry_name(entry: Any, topic: str) -> str:
 
 
 def _frame_array(entry: Mapping[str, Any], buffer: Any, topic: str) -> np.ndarray:
+    """The frame as an array of its declared dtype and shape, without a copy. The byte count is
+    compared with the shape in Python integers first: NumPy would raise ValueError on a count
+    that is not a multiple of the item size, and int64 products of huge shapes overflow."""
+    name = _clip(entry['name'])
     dtype, shape = entry.get('dtype'), entry.get('shape')
-    if dtype not in _ALLOWED_DTYPES:
-        msg = f'{topic}: frame {entry["name"]!r} has dtype {dtype!r}; expected one of ' \
-              f'{sorted(_ALLOWED_DTYPES)}'
+    if not isinstance(dtype, str) or dtype not in _ALLOWED_DTYPES:
+        msg = (f'{topic}: frame {name!r} has dtype {_clip(repr(dtype))}; expected one of '
+               f'{sorted(_ALLOWED_DTYPES)}')
         raise ProtocolError(msg)
-    if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
-        msg = f'{topic}: frame {entry["name"]!r} needs a shape of non-negative integers'
+    if not isinstance(shape, list) or len(shape) > MAX_DIMENSIONS or not all(
+            type(n) is int and n >= 0 for n in shape):
+        msg = (f'{topic}: frame {name!r} needs a shape of at most {MAX_DIMENSIONS} '
+               f'non-negative integers')
         raise ProtocolError(msg)
-    array = np.frombuffer(buffer, dtype=np.dtype(dtype))
-    if array.size != int(np.prod(shape, dtype=np.int64)):
-        msg = (f'{topic}: frame {entry["name"]!r} declares shape {shape} ({dtype}) but carries '
-               f'{len(memoryview(buffer).cast("B"))} bytes')
+    item = np.dtype(dtype)
+    size = memoryview(buffer).nbytes
+    if math.prod(shape) * item.itemsize != size:
+        msg = (f'{topic}: frame {name!r} declares shape {_clip(str(shape))} ({dtype}) but '
+               f'carries {size} bytes')
         raise ProtocolError(msg)
-    return array.reshape(shape)
+    return np.frombuffer(buffer, dtype=item).reshape(shape)
 
 
 def frame_meta(message: Message) -> dict[str, Mapping[str, Any]]:

@@ -42,6 +42,17 @@ def test_topic_map_changes_remappings_only(repo_root: Path) -> None:
         'topic_map: f1tenth_car'
 
 
+def test_the_backend_gets_its_limits_and_remote_access_from_the_settings(
+        repo_root: Path) -> None:
+    arguments = nodes_by_name(repo_root)['backend'].arguments
+    assert arguments[arguments.index('--max-request-mib') + 1] == '128'
+    assert '--allow-remote' not in arguments
+    arguments = nodes_by_name(repo_root, backend={'allow_remote': True,
+                                                  'max_request_mib': 16})['backend'].arguments
+    assert arguments[arguments.index('--max-request-mib') + 1] == '16'
+    assert '--allow-remote' in arguments
+
+
 def test_external_backend_is_not_started(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root, backend={'kind': 'external'})
     assert 'backend' not in nodes

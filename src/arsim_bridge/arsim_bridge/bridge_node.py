@@ -32,7 +32,7 @@ from arsim_bridge.common import (
     to_time,
 )
 from arsim_bridge.frames import car_topic, encode_car_frame
-from arsim_core import protocol
+from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
     CarState,
@@ -96,14 +96,13 @@ class Bridge(Node):
                                          qos.STREAM)
         self.fanout = zmq.Context.instance().socket(zmq.XPUB)
         self.fanout.setsockopt(zmq.LINGER, 0)
-        frames_address = self.scenario.backend.frames_address
         try:
-            self.fanout.bind(frames_address)
-        except zmq.ZMQError as exc:
+            endpoints.bind(self.fanout, self.scenario.backend.frames_address,
+                           f'{self.scenario.source}: backend.frames_address',
+                           allow_remote=self.scenario.backend.allow_remote)
+        except ArsimError:
             self.fanout.close()
-            msg = (f'cannot bind backend.frames_address {frames_address}: {exc} '
-                   f'(is another simulation running?)')
-            raise ArsimError(msg) from exc
+            raise
         self.subscribed: set[bytes] = set()
         self.executor_.add_node(self)
         self._race_due = 0

@@ -93,7 +93,7 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     nodes: list[NodeSpec] = []
     if scenario.backend.kind == 'embedded':
         nodes.append(NodeSpec('arsim_core', 'backend', 'backend', ros=False, required=True,
-                              arguments=('--address', scenario.backend.address)))
+                              arguments=backend_arguments(scenario)))
     nodes.append(NodeSpec('arsim_bridge', 'bridge', 'arsim_bridge', 'arsim', common,
                           (('track', names.track_topic),), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
@@ -108,6 +108,13 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
         car_nodes = [n for n in car_nodes if not any(n in c.members for c in nodes)]
     nodes.extend(car_nodes)
     return nodes
+
+
+def backend_arguments(scenario: Scenario) -> tuple[str, ...]:
+    """The embedded backend's command line: its address and limits from the settings."""
+    backend = scenario.backend
+    arguments = ('--address', backend.address, '--max-request-mib', str(backend.max_request_mib))
+    return (*arguments, '--allow-remote') if backend.allow_remote else arguments
 
 
 def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any],

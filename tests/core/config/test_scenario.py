@@ -96,3 +96,42 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path, repo_root: Path) -> No
     path.write_text('simulation:\n  frame_rate_hz: [40\ncars: []\n')
     with pytest.raises(ConfigError, match=f'{path}: line 3'):
         load_scenario(path, repo_root)
+
+
+@pytest.mark.parametrize(('backend', 'message'), [
+    ({'frames_address': 'tcp://0.0.0.0:5556'},
+     r"backend.frames_address: expected tcp://127.0.0.1:<port 1-65535>.*got 'tcp://0.0.0.0:5556'"
+     r'.*allow_remote: true'),
+    ({'address': 'tcp://*:5555'}, r'backend.address: expected tcp://127.0.0.1.*allow_remote'),
+    ({'address': 'tcp://127.0.0.1:70000'}, 'backend.address: expected a port between 1 and 65535'),
+    ({'kind': 'external', 'address': 'tcp//10.0.0.2:5555'}, 'backend.address: expected tcp://'),
+    ({'frames_address': 'ipc:///no/such/folder/frames'}, 'backend.frames_address: the folder'),
+    ({'allow_remote': 'yes'}, 'backend.allow_remote: expected true or false'),
+    ({'max_request_mib': 0}, 'backend.max_request_mib: expected an integer >= 1'),
+])
+def test_bad_backend_addresses_are_refused_naming_file_and_key(settings, repo_root: Path,
+                                                               backend: dict,
+                                                               message: str) -> None:
+    path = settings(backend={'kind': 'embedded', **backend})
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(path, repo_root)
+    assert str(info.value).startswith(f'{path}: ')
+
+
+def test_remote_addresses_need_allow_remote(settings, repo_root: Path) -> None:
+    remote = {'kind': 'embedded', 'address': 'tcp://0.0.0.0:5555',
+              'frames_address': 'tcp://0.0.0.0:5556'}
+    scenario = load_scenario(settings(backend={**remote, 'allow_remote': True}), repo_root)
+    assert scenario.backend.allow_remote and scenario.backend.frames_address == remote[
+        'frames_address']
+    # A backend that another program started is only connected to: any host will do.
+    external = load_scenario(settings(backend={'kind': 'external',
+                                               'address': 'tcp://gpu-box.local:5555'}),
+                             repo_root)
+    assert external.backend.address == 'tcp://gpu-box.local:5555'
+    assert not external.backend.allow_remote
+
+
+def test_default_backend_is_loopback_with_a_request_limit(repo_root: Path) -> None:
+    backend = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).backend
+    assert not backend.allow_remote and backend.max_request_mib == 128

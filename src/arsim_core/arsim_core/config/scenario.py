@@ -15,12 +15,15 @@ from typing import Any
 from arsim_core.config.fields import Section, load_yaml, merge
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
+from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
 TCP_BACKEND_ADDRESS = 'tcp://127.0.0.1:5555'  # a backend's request socket, Unity's default
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
+MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
+                       # of triangles fits); more is refused before it is decoded
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,14 @@ class BackendSettings:
     executable: str
     timeout_s: float
     startup_timeout_s: float
+    allow_remote: bool  # may arsim bind its sockets to other interfaces than loopback?
+    max_request_mib: int  # the embedded backend refuses larger requests
+
+    @property
+    def binds_address(self) -> bool:
+        """Whether arsim binds ``address`` (it starts the embedded backend) or only connects
+        to a backend that another program started."""
+        return self.kind == 'embedded'
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,7 @@ def load_scenario(path: str | Path, resources: str | Path,
 
     backend = root.section('backend', {})
     backend.reject_unknown({'kind', 'address', 'frames_address', 'executable', 'timeout_s',
-                            'startup_timeout_s'})
+                            'startup_timeout_s', 'allow_remote', 'max_request_mib'})
     track = root.section('track')
     track.reject_unknown({'name', 'map_resolution'})
     collisions = root.section('collisions', {})
@@ -146,13 +157,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
         start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
-        backend=BackendSettings(
-            kind=backend.string('kind', 'embedded', choices=BACKEND_KINDS),
-            address=backend.string('address', AUTO_ADDRESS),
-            frames_address=backend.string('frames_address', AUTO_ADDRESS),
-            executable=backend.string('executable', ''),
-            timeout_s=backend.number('timeout_s', 5.0, minimum=0.1),
-            startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0)),
+        backend=_backend(backend),
         track=TrackSettings(name=track.string('name'),
                             map_resolution=track.number('map_resolution', 0.05, minimum=0.001)),
         collisions=CollisionSettings(
@@ -170,6 +175,28 @@ def _auto_boolean(section: Section, key: str, auto: bool) -> bool:
     if not isinstance(value, bool):
         section.fail(f'expected true, false or auto, got {value!r}', key)
     return value
+
+
+def _backend(backend: Section) -> BackendSettings:
+    kind = backend.string('kind', 'embedded', choices=BACKEND_KINDS)
+    allow_remote = backend.boolean('allow_remote', False)
+    settings = BackendSettings(
+        kind=kind, address=backend.string('address', AUTO_ADDRESS),
+        frames_address=backend.string('frames_address', AUTO_ADDRESS),
+        executable=backend.string('executable', ''),
+        timeout_s=backend.number('timeout_s', 5.0, minimum=0.1),
+        startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0),
+        allow_remote=allow_remote,
+        max_request_mib=backend.integer('max_request_mib', MAX_REQUEST_MIB, minimum=1))
+    # The bridge binds the fan-out; the embedded backend, which the launcher starts, binds
+    # the request socket; Unity and external backends bind it themselves.
+    for key, binds in (('address', settings.binds_address), ('frames_address', True)):
+        value = getattr(settings, key)
+        trouble = None if value == AUTO_ADDRESS else endpoint_problem(
+            value, binds=binds, allow_remote=allow_remote)
+        if trouble is not None:
+            backend.fail(trouble, key)
+    return settings
 
 
 def _sectors(race: Section) -> tuple[float, ...]:

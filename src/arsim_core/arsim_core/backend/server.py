@@ -10,6 +10,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,8 @@ import cv2
 import numpy as np
 import zmq
 
-from arsim_core import protocol
+from arsim_core import endpoints, protocol
+from arsim_core.backend import wire
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.frames import Context, Rendered, frame_name, update_frames
@@ -26,8 +28,8 @@ from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline
-from arsim_core.config.scenario import TCP_BACKEND_ADDRESS
-from arsim_core.errors import ProtocolError
+from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
+from arsim_core.errors import ArsimError, ProtocolError
 
 LOG = logging.getLogger('arsim.backend')
 NAME = 'arsim-embedded'
@@ -37,7 +39,9 @@ Sensor = Lidar2D | Lidar3D | Camera
 SENSOR_TYPES: Mapping[str, Any] = {'lidar2d': Lidar2D, 'lidar3d': Lidar3D, 'camera': Camera}
 # Computed by the car's republisher from the car state; a backend renders nothing for them and
 # ignores them if a bridge lists or requests them.
-COMPUTED_TYPES = frozenset({'imu', 'gnss', 'wheel_odometry', 'ground_truth'})
+COMPUTED_TYPES = wire.COMPUTED_TYPES
+MAX_REQUEST_FRAMES = 64  # binary frames and all; InitialSettings, the largest, has 5
+MAX_ERROR_CHARS = 2000
 
 
 class EmbeddedBackend:
@@ -85,25 +89,22 @@ class EmbeddedBackend:
     def configure(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         """Apply InitialSettings (its header and track arrays); in-process callers use this
         directly, without the socket and the JSON."""
-        cars = _list(header, 'cars')
-        footprints: dict[str, Footprint] = {}
-        for car in cars:
-            if car.get('footprint') is not None:
-                footprints[str(car.get('id'))] = _footprint(car)
-        frame_period = int(header.get('frame_period_ns', 0))
-        seed = int(header.get('seed', 0))
+        checked = wire.settings(header)
+        cars, frame_period, seed = checked.cars, checked.frame_period_ns, checked.seed
+        footprints = {car['id']: Footprint(*car['footprint']) for car in cars
+                      if car.get('footprint') is not None}
         sensors, computed = _make_sensors(cars, seed, frame_period)
         for sensor in sensors.values():
             if isinstance(sensor, Lidar2D):
                 sensor.threads = self.threads
-        self._load_track(header, arrays, protocol.INITIAL_SETTINGS)
+        self._load_track(checked.track_name, arrays, protocol.INITIAL_SETTINGS)
         self.sensors, self.computed = sensors, computed
         self.car_specs = cars
         self._plans.clear()
         self.seed = seed
         self.frame_period_ns = frame_period
         self.footprints = footprints
-        self.cars_visible = bool(header.get('cars_visible', True))
+        self.cars_visible = checked.cars_visible
         assert self.world is not None
         self.world.set_cars(footprints, self.cars_visible)
         periods = [s.period_ns for s in sensors.values() if isinstance(s, Lidar3D)]
@@ -121,16 +122,16 @@ class EmbeddedBackend:
             self.seed = seed
             self.timeline.clear()
         for car_index, car in enumerate(self.car_specs):
-            car_id = str(car.get('id'))
+            car_id = car['id']
             if cars is not None and car_id not in cars:
                 continue
-            for sensor_index, spec in enumerate(_list(car, 'sensors')):
-                sensor = self.sensors.get((car_id, str(spec.get('name'))))
+            for sensor_index, spec in enumerate(car.get('sensors', [])):
+                sensor = self.sensors.get((car_id, spec['name']))
                 if sensor is not None:
                     sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
 
     def _track(self, message: protocol.Message) -> Frames:
-        self._load_track(message.header, message.arrays, message.topic)
+        self._load_track(wire.track_name(message.header), message.arrays, message.topic)
         assert self.world is not None
         self.world.set_cars(self.footprints, self.cars_visible)
         return self._ready(message)
@@ -141,34 +142,16 @@ class EmbeddedBackend:
         return protocol.encode(protocol.READY, message.step, message.time_ns,
                                {'backend': NAME, 'track': self.track_name, 'sensors': listing})
 
-    def _load_track(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-                    topic: str) -> None:
-        vertices = arrays.get('track_vertices')
-        triangles = arrays.get('track_triangles')
-        labels = arrays.get('track_labels')
-        if vertices is None or triangles is None:
-            msg = f'{topic} needs the frames track_vertices and track_triangles'
-            raise ProtocolError(msg)
-        if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 \
-                or triangles.shape[1] != 3:
-            msg = 'track_vertices and track_triangles must both have shape (n, 3)'
-            raise ProtocolError(msg)
-        if triangles.size and int(triangles.max()) >= len(vertices):
-            msg = 'track_triangles index a vertex that does not exist'
-            raise ProtocolError(msg)
-        if labels is not None and labels.shape != (len(triangles),):
-            msg = f'track_labels must have one label per triangle ({len(triangles)})'
-            raise ProtocolError(msg)
-        self.world = World(vertices, triangles.astype(np.int64), labels)
+    def _load_track(self, name: str, arrays: Mapping[str, np.ndarray], topic: str) -> None:
+        mesh = wire.mesh(arrays, topic)
+        self.world = World(mesh.vertices, mesh.triangles, mesh.labels)
         if self._renderer is not None:
             self._renderer.set_track(self.world.vertices, self.world.triangles,
                                      self.world.triangle_labels)
-        self.track_name = str(header.get('track', {}).get('name', ''))
+        self.track_name = name
 
     def _update(self, message: protocol.Message) -> Frames:
-        poses = {str(car['id']): _pose(car) for car in _list(message.header, 'cars')}
-        requests = [(str(r.get('car')), str(r.get('sensor')))
-                    for r in _list(message.header, 'render')]
+        poses, requests = wire.poses(message.header), wire.requests(message.header)
         arrays, meta = update_frames(self.render(message.time_ns, poses, requests))
         return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
 
@@ -259,11 +242,11 @@ def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns:
     sensors: dict[tuple[str, str], Sensor] = {}
     computed: set[tuple[str, str]] = set()
     for car_index, car in enumerate(cars):
-        car_id = str(car.get('id'))
-        for sensor_index, spec in enumerate(_list(car, 'sensors')):
-            kind = spec.get('type')
+        car_id = car['id']
+        for sensor_index, spec in enumerate(car.get('sensors', [])):
+            kind = spec['type']
             if kind in COMPUTED_TYPES:
-                computed.add((car_id, str(spec.get('name'))))
+                computed.add((car_id, spec['name']))
                 continue
             if kind not in SENSOR_TYPES:
                 msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
@@ -280,66 +263,92 @@ def _sensor_seed(seed: int, car_index: int, sensor_index: int) -> int:
     return seed + 1000 * car_index + sensor_index
 
 
-def _footprint(car: Mapping[str, Any]) -> Footprint:
-    value = car.get('footprint')
-    if not isinstance(value, list) or len(value) != 3 or not all(
-            isinstance(v, (int, float)) and np.isfinite(v) and v > 0 for v in value):
-        msg = (f'car {car.get("id")!r}: footprint must be 3 positive numbers '
-               f'(length, width, height)')
-        raise ProtocolError(msg)
-    return Footprint(*(float(v) for v in value))
-
-
-def _list(mapping: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    value = mapping.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        msg = f'header key {key!r} must be a list of objects'
-        raise ProtocolError(msg)
-    return value
-
-
-def _pose(car: Mapping[str, Any]) -> Sequence[float]:
-    pose = car.get('pose')
-    if not isinstance(pose, list) or len(pose) != 6 or not all(
-            isinstance(v, (int, float)) and np.isfinite(v) for v in pose):
-        msg = f'car {car.get("id")!r}: pose must be 6 finite numbers (x, y, z, roll, pitch, yaw)'
-        raise ProtocolError(msg)
-    return pose
-
-
 def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
+    """The reply to one request: its handler's, or Error for a request that breaks the
+    protocol, and, as a last resort, Error for any other failure, logged with its traceback:
+    no request can stop the backend."""
+    topic, step, time_ns = 'a request', 0, 0
     try:
         message = protocol.decode(frames)
-    except ProtocolError as exc:
-        LOG.error('refused a message: %s', exc)
-        return protocol.encode(protocol.ERROR, 0, 0, {'error': str(exc)})
-    try:
+        topic, step, time_ns = message.topic, message.step, message.time_ns
         return backend.handle(message)
-    except (ProtocolError, KeyError, TypeError, ValueError, IndexError) as exc:
-        LOG.error('refused %s of step %d: %s', message.topic, message.step, exc)
-        return protocol.encode(protocol.ERROR, message.step, message.time_ns, {'error': str(exc)})
+    except ProtocolError as exc:
+        LOG.error('refused %s of step %d: %s', topic, step, exc)
+        return error_reply(step, time_ns, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the last resort: answer, log, serve on
+        LOG.exception('failed to serve %s of step %d', topic, step)
+        return error_reply(step, time_ns, f'the backend failed to serve {topic} of step '
+                                          f'{step}: {type(exc).__name__}: {exc}')
 
 
-def serve(address: str) -> None:
-    """Answer requests until SIGINT/SIGTERM; a bad request gets an Error reply, never a crash."""
+def error_reply(step: int, time_ns: int, text: str) -> Frames:
+    """An Error message; the text cut to MAX_ERROR_CHARS, as it may quote what a peer sent."""
+    if len(text) > MAX_ERROR_CHARS:
+        text = f'{text[:MAX_ERROR_CHARS]}... ({len(text)} characters)'
+    return protocol.encode(protocol.ERROR, step, time_ns, {'error': text})
+
+
+def receive(socket: zmq.Socket, max_bytes: int) -> tuple[Frames, str | None]:
+    """One request's frames, part by part, or, past ``max_bytes`` or MAX_REQUEST_FRAMES parts,
+    no frames and the reason: the rest is read and dropped without being kept."""
+    frames: Frames = []
+    size, count, refusal = 0, 0, None
+    while True:
+        frame = socket.recv(copy=False)
+        size, count = size + len(frame), count + 1
+        if refusal is None:
+            if size > max_bytes:
+                refusal = (f'request larger than {max_bytes} bytes (the backend\'s '
+                           f'max_request_mib); refused unread')
+            elif count > MAX_REQUEST_FRAMES:
+                refusal = f'request of more than {MAX_REQUEST_FRAMES} frames; refused unread'
+            else:
+                frames.append(frame)
+        if not socket.rcvmore:
+            break
+    if refusal is not None:
+        frames.clear()
+        refusal += f' ({count} frames, {size} bytes)'
+    return frames, refusal
+
+
+def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bool = False,
+          backend: EmbeddedBackend | None = None, stop: threading.Event | None = None) -> None:
+    """Answer requests until ``stop`` is set (or Ctrl-C); every request gets a reply, a bad
+    one Error.
+
+    A request larger than ``max_request_mib`` MiB is refused with Error without being decoded;
+    ZeroMQ drops a peer that sends a single frame that large before it reaches this process
+    (ZMQ_MAXMSGSIZE), so such a peer gets no reply at all."""
+    max_bytes = max_request_mib << 20
     context = zmq.Context.instance()
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 0)
-    socket.bind(address)
-    backend = EmbeddedBackend()
+    socket.setsockopt(zmq.MAXMSGSIZE, max_bytes)
+    try:
+        endpoints.bind(socket, address, '--address', allow_remote=allow_remote)
+    except ArsimError:
+        socket.close()
+        raise
+    backend = backend or EmbeddedBackend()
     # The simulation's other processes share these cores: OpenCV's worker threads would spin
     # on them for jobs that take a twentieth of a millisecond (a camera's RGBA -> RGB).
     cv2.setNumThreads(0)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    LOG.info('%s listening on %s (protocol %d)', NAME, address, protocol.PROTOCOL_VERSION)
+    stop = stop or threading.Event()
+    LOG.info('%s listening on %s (protocol %d, requests up to %d MiB)', NAME, address,
+             protocol.PROTOCOL_VERSION, max_request_mib)
     poller = zmq.Poller()
     poller.register(socket, zmq.POLLIN)
     try:
-        while not stopping:
+        while not stop.is_set():
             if not poller.poll(200):
                 continue
-            reply = _answer(backend, socket.recv_multipart(copy=False))
+            frames, refusal = receive(socket, max_bytes)
+            if refusal is not None:
+                LOG.error('refused a request: %s', refusal)
+                reply = error_reply(0, 0, refusal)
+            else:
+                reply = _answer(backend, frames)
             socket.send_multipart(reply, copy=False)
     except KeyboardInterrupt:
         pass
@@ -351,13 +360,23 @@ def serve(address: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description='arsim embedded headless backend')
     parser.add_argument('--address', default=TCP_BACKEND_ADDRESS,
-                        help='ZeroMQ endpoint to bind (loopback by default)')
+                        help='ZeroMQ endpoint to bind: tcp://<loopback IP>:<port> or '
+                             'ipc://<path> (default %(default)s)')
+    parser.add_argument('--allow-remote', action='store_true',
+                        help='allow --address on an interface other than loopback: anyone who '
+                             'reaches it can drive this backend')
+    parser.add_argument('--max-request-mib', type=int, default=MAX_REQUEST_MIB,
+                        help='refuse requests larger than this many MiB (default %(default)s)')
     args, _ros_args = parser.parse_known_args(argv)
+    if args.max_request_mib < 1:
+        parser.error(f'--max-request-mib must be at least 1, got {args.max_request_mib}')
     logging.basicConfig(level=logging.INFO, format='[backend] %(levelname)s: %(message)s')
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        serve(args.address)
-    except zmq.ZMQError as exc:
-        LOG.error('cannot bind %s: %s', args.address, exc)
+        serve(args.address, args.max_request_mib, args.allow_remote, stop=stop)
+    except ArsimError as exc:
+        LOG.error('%s', exc)
         return 1
     return 0
 

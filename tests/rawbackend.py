@@ -93,9 +93,11 @@ class RawBackend:
 
     def exchange(self, frames: Sequence[bytes], timeout_ms: int | None = None
                  ) -> list[bytes] | None:
-        """Send ``frames`` and return the reply's frames, or None if none came in time."""
+        """Send ``frames`` and return the reply's frames, or None if none came in time (then
+        on a fresh socket, as a REQ socket cannot send again before it has a reply)."""
         self.socket.send_multipart(frames)
         if not self.socket.poll(self.timeout_ms if timeout_ms is None else timeout_ms):
+            self.reconnect()
             return None
         return self.socket.recv_multipart()
 

@@ -86,9 +86,11 @@ class Timeline:
 
     def pose_at(self, car: str, times_ns: np.ndarray) -> np.ndarray:
         """The car's pose (n, 6) at each time, linear between frames (angles the short way
-        round) and held before the first and after the last frame."""
-        times = self.times
-        track = np.stack([frame[1][car] for frame in self._frames])
+        round) and held before the first and after the last frame. Frames without the car
+        (an Update may leave a car out) are skipped: it moved straight through them."""
+        frames = [(time, poses[car]) for time, poses in self._frames if car in poses]
+        times = np.array([time for time, _ in frames], dtype=np.int64)
+        track = np.stack([pose for _, pose in frames])
         if len(times) == 1:
             return np.broadcast_to(track[0], (len(times_ns), 6)).copy()
         k = np.clip(np.searchsorted(times, times_ns, side='right') - 1, 0, len(times) - 2)

@@ -39,6 +39,12 @@ def test_missing_config_file_stops_start_up_with_one_message(tmp_path) -> None:
      'backend: {kind: warp}\n', "backend.kind: expected one of ['embedded', 'external', "
                                 "'unity'], got 'warp'"),
     ('simulation: {}\ncars: [{name: ego, profile: f1tenth}]\n', 'track: missing required key'),
+    ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: f1tenth}]\n'
+     'backend: {frames_address: "tcp://0.0.0.0:5556"}\n',
+     "backend.frames_address: expected tcp://127.0.0.1:<port 1-65535>"),
+    ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: f1tenth}]\n'
+     'backend: {address: "tcp://127.0.0.1:5555:"}\n',
+     "backend.address: expected a port between 1 and 65535"),
 ])
 def test_malformed_config_names_file_and_key(tmp_path, text: str, expected: str) -> None:
     path = tmp_path / 'sim.yaml'

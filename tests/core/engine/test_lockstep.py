@@ -443,6 +443,36 @@ def test_a_car_whose_dynamics_miss_a_frame_is_named_and_keeps_its_last_state(
     assert frame4.states['opp'].x > frame3.states['opp'].x
 
 
+def test_dynamics_silent_longer_than_the_patience_stop_the_run_naming_car_and_node(
+        make_scenario, loop):
+    lockstep, link = loop(sim(make_scenario, ('ego', 'opp'), dynamics_timeout_s=2.0), 20)
+    wall = iter(range(100))  # each look at the clock: one more second of wall time
+    lockstep.clock = lambda: float(next(wall))
+    lockstep.start()
+    drive(link, 2.0)
+    link.dead = {'opp'}  # from now on its node never answers
+    with pytest.raises(ArsimError) as failure:
+        lockstep.run()  # late once (1 s): a warning; then silent for 2 s and more: stop
+    assert len(link.log_lines('warn', "dynamics of ['opp'] late")) == 1
+    assert len(link.judgements) == 1
+    text = str(failure.value)
+    assert "car(s) ['opp'] (node opp_dynamics publishing /arsim/opp/state)" in text
+    assert 'simulation.dynamics_timeout_s = 2.0 s' in text and 'ego' not in text
+
+
+def test_a_car_that_catches_up_starts_its_patience_afresh(make_scenario, loop):
+    period_skips = 3
+    lockstep, link = loop(sim(make_scenario, ('ego', 'opp'), dynamics_timeout_s=2.0), 20)
+    wall = iter(range(100))
+    lockstep.clock = lambda: float(next(wall))
+    period = lockstep.engine.period_ns
+    link.skip = {('opp', k * period) for k in range(2, 2 + 2 * period_skips, 2)}
+    link.ticks = 2 * period_skips + 2
+    lockstep.start()
+    lockstep.run()  # every other frame late: never silent for 2 s in a row
+    assert len(link.log_lines('warn', 'late')) == period_skips
+
+
 def test_a_nan_state_is_refused_and_the_car_sent_to_its_start(make_scenario, loop, ring):
     ticks = 7
     scenario = sim(make_scenario, ('ego', 'opp'))

@@ -85,6 +85,7 @@ class Scenario:
     real_time_factor: float
     wait_for_drivers: bool
     driver_timeout_s: float
+    dynamics_timeout_s: float  # a car's dynamics silent this long (wall time) stop the run
     start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
     backend: BackendSettings
@@ -133,7 +134,8 @@ def load_scenario(path: str | Path, resources: str | Path,
 
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
-                        'driver_timeout_s', 'start_on_first_command', 'group_car_nodes'})
+                        'driver_timeout_s', 'dynamics_timeout_s', 'start_on_first_command',
+                        'group_car_nodes'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -155,6 +157,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
         wait_for_drivers=wait_for_drivers,
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
+        dynamics_timeout_s=sim.number('dynamics_timeout_s', 5.0, minimum=0.1),
         start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
         backend=_backend(backend),

@@ -116,6 +116,8 @@ class Lockstep:
         self._track: TrackWorld | None = None
         self._wall_start = 0.0
         self._status_at = 0.0
+        self._silent_since: dict[str, float] = {}  # car -> when its state first came late
+        self.clock: Callable[[], float] = time.monotonic  # wall time, for the patience
 
     def start(self) -> None:
         """Track -> backend Ready -> every car at t=0 -> every republisher connected."""
@@ -179,10 +181,7 @@ class Lockstep:
         link, engine = self.link, self.engine
         period = engine.period_ns
         step, now = self.step, self.step * period
-        if not link.spin_until(lambda: self._cars_at(now), self.scenario.backend.timeout_s):
-            late = [n for n in self.names if not self._car_at(n, now)]
-            link.log('warn', f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
-                             f'last state', 2.0)
+        self._await_states(now)
         self._pace(now)
         engine.step, engine.time_ns = step, now
         judgement = engine.judge({name: self._state(name) for name in self.names})
@@ -201,6 +200,35 @@ class Lockstep:
         link.publish_clock(now + period)
         self._report(now)
         self.step += 1
+
+    def _await_states(self, now: int) -> None:
+        """Wait for every car's state at ``now``. A car that is late goes on with its last
+        state, named in a warning; one whose dynamics stay silent for
+        ``simulation.dynamics_timeout_s`` of wall time stops the run (ArsimError): a stopped or
+        hung dynamics node would otherwise leave the car frozen and the simulation crawling."""
+        patience = self.scenario.dynamics_timeout_s
+        started = self.clock()
+        if self.link.spin_until(lambda: self._cars_at(now),
+                                min(self.scenario.backend.timeout_s, patience)):
+            self._silent_since.clear()
+            return
+        late = [n for n in self.names if not self._car_at(n, now)]
+        self._silent_since = {n: self._silent_since.get(n, started) for n in late}
+        silent_s = self.clock() - min(self._silent_since.values())
+        if silent_s >= patience:
+            nodes = ', '.join(self._dynamics_node(n) for n in late)
+            msg = (f'no state from the dynamics of car(s) {late} ({nodes}) for {silent_s:.1f} s '
+                   f'of wall time at t={now / 1e9:.3f} s (simulation.dynamics_timeout_s = '
+                   f'{patience} s): the node is stopped, hung or far too slow; stopping the '
+                   f'simulation')
+            raise ArsimError(msg)
+        self.link.log('warn', f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
+                              f'last state', 2.0)
+
+    def _dynamics_node(self, car: str) -> str:
+        spec = self.scenario.car(car)
+        where = 'an external node' if spec.external_dynamics else f'node {car}_dynamics'
+        return f'{where} publishing {spec.names.state_topic}'
 
     def _pace(self, now: int) -> None:
         rtf = self.scenario.real_time_factor

@@ -26,6 +26,12 @@ def launch_file(monkeypatch):
     """``launch_file(**arguments)``: the launch description's declared arguments and the
     names of the processes it starts with ``arguments``."""
     def load(**arguments: str) -> tuple[list[str], list[str]]:
+        declared, actions = load_actions(**arguments)
+        started = [a.kwargs['name'] for a in actions
+                   if type(a).__name__ in ('Node', 'ExecuteProcess')]
+        return declared, started
+
+    def load_actions(**arguments: str) -> tuple[list[str], list[Action]]:
         values = {name: '' for name in NAMES} | {'rviz': 'false'} | arguments
 
         class LaunchConfiguration:
@@ -37,12 +43,13 @@ def launch_file(monkeypatch):
 
         kinds = {name: type(name, (Action,), {}) for name in (
             'LaunchDescription', 'DeclareLaunchArgument', 'EmitEvent', 'ExecuteProcess',
-            'OpaqueFunction', 'RegisterEventHandler', 'OnProcessExit', 'Shutdown', 'Node',
-            'ParameterValue')}
+            'LogInfo', 'OpaqueFunction', 'RegisterEventHandler', 'OnProcessExit',
+            'OnProcessIO', 'Shutdown', 'Node', 'ParameterValue')}
         modules = {'launch': ['LaunchDescription'],
                    'launch.actions': ['DeclareLaunchArgument', 'EmitEvent', 'ExecuteProcess',
-                                      'OpaqueFunction', 'RegisterEventHandler'],
-                   'launch.event_handlers': ['OnProcessExit'], 'launch.events': ['Shutdown'],
+                                      'LogInfo', 'OpaqueFunction', 'RegisterEventHandler'],
+                   'launch.event_handlers': ['OnProcessExit', 'OnProcessIO'],
+                   'launch.events': ['Shutdown'],
                    'launch_ros': [], 'launch_ros.actions': ['Node'],
                    'launch_ros.parameter_descriptions': ['ParameterValue']}
         for module, members in modules.items():
@@ -56,9 +63,9 @@ def launch_file(monkeypatch):
         description = code['generate_launch_description']()
         declared = [a.args[0] for a in description.args[0]
                     if type(a).__name__ == 'DeclareLaunchArgument']
-        started = [a.kwargs['name'] for a in code['_processes'](None)
-                   if type(a).__name__ in ('Node', 'ExecuteProcess')]
-        return declared, started
+        return declared, code['_processes'](None)
+
+    load.actions = load_actions
     return load
 
 
@@ -71,3 +78,46 @@ def test_cars_argument_starts_the_container_processes(launch_file) -> None:
     _, started = launch_file(cars='2')
     assert started[:3] == ['backend', 'arsim_bridge', 'track_loader']
     assert {'cars_dynamics', 'cars_sensors'} <= set(started)
+
+
+def _handlers(actions: list[Action], kind: str) -> dict[str, Action]:
+    """The ``kind`` event handlers registered, by the name of the process they watch."""
+    return {h.kwargs['target_action'].kwargs['name']: h for a in actions
+            if type(a).__name__ == 'RegisterEventHandler'
+            for h in a.args if type(h).__name__ == kind}
+
+
+REQUIRED = {'backend', 'arsim_bridge', 'track_loader', 'cars_dynamics', 'cars_sensors'}
+
+
+def test_every_required_process_stops_the_launch_when_it_ends(launch_file) -> None:
+    _, actions = launch_file.actions(cars='2')
+    exits, outputs = _handlers(actions, 'OnProcessExit'), _handlers(actions, 'OnProcessIO')
+    assert set(exits) == set(outputs) == REQUIRED  # description publishers may end alone
+
+    outputs['cars_dynamics'].kwargs['on_stderr'](
+        types.SimpleNamespace(text=b'[INFO] [ego_dynamics]: ready\nsegmentation fault\n'))
+    running = types.SimpleNamespace(is_shutdown=False)
+    reaction = exits['cars_dynamics'].kwargs['on_exit'](
+        types.SimpleNamespace(returncode=-9), running)
+    log, emit = reaction
+    assert type(log).__name__ == 'LogInfo' and type(emit).__name__ == 'EmitEvent'
+    message = log.kwargs['msg']
+    assert message.startswith('[arsim] required process cars_dynamics (hosting ego_dynamics, '
+                              'car2_dynamics) was killed by SIGKILL; stopping the simulation')
+    assert message.endswith('    | [INFO] [ego_dynamics]: ready\n    | segmentation fault')
+    shutdown = emit.kwargs['event']
+    assert type(shutdown).__name__ == 'Shutdown'
+    assert shutdown.kwargs['reason'] == 'cars_dynamics was killed by SIGKILL'
+
+    # Only one message: the others end because of the shutdown.
+    assert exits['arsim_bridge'].kwargs['on_exit'](
+        types.SimpleNamespace(returncode=0), running) is None
+
+
+def test_a_process_ending_during_a_shutdown_is_not_a_failure(launch_file) -> None:
+    _, actions = launch_file.actions()
+    exits = _handlers(actions, 'OnProcessExit')
+    stopping = types.SimpleNamespace(is_shutdown=True)
+    assert exits['ego_dynamics'].kwargs['on_exit'](
+        types.SimpleNamespace(returncode=0), stopping) is None

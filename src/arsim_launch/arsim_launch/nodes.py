@@ -27,7 +27,7 @@ class NodeSpec:
     parameters: dict[str, Any] = field(default_factory=dict)
     remappings: tuple[tuple[str, str], ...] = ()
     arguments: tuple[str, ...] = ()
-    required: bool = False
+    required: bool = False  # its end stops the whole simulation (arsim_launch.failures)
     ros: bool = True
     members: tuple[NodeSpec, ...] = ()  # the nodes a container process hosts
 
@@ -41,12 +41,14 @@ def flatten(specs: list[NodeSpec]) -> list[NodeSpec]:
 
 
 def container(name: str, members: list[NodeSpec]) -> NodeSpec:
-    """One process hosting ``members`` (see arsim_bridge.container)."""
+    """One process hosting ``members`` (see arsim_bridge.container); required if any of
+    them is."""
     described = [{'type': m.executable, 'name': m.name, 'namespace': m.namespace,
                   'parameters': m.parameters, 'remappings': list(m.remappings)}
                  for m in members]
     return NodeSpec('arsim_bridge', 'container', name, 'arsim',
-                    arguments=('--nodes', json.dumps(described)), members=tuple(members))
+                    arguments=('--nodes', json.dumps(described)), members=tuple(members),
+                    required=any(m.required for m in members))
 
 
 def validate(scenario: Scenario) -> None:
@@ -97,7 +99,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     nodes.append(NodeSpec('arsim_bridge', 'bridge', 'arsim_bridge', 'arsim', common,
                           (('track', names.track_topic),), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
-                          (('map', names.map_topic), ('track', names.track_topic))))
+                          (('map', names.map_topic), ('track', names.track_topic)),
+                          required=True))
     car_nodes = [node for car in scenario.cars
                  for node in _car_nodes(scenario, car, common, state_publisher)]
     if scenario.group_car_nodes and len(scenario.cars) > 1:
@@ -129,9 +132,9 @@ def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any],
     nodes = []
     if not car.external_dynamics:  # else the user's node keeps docs/dynamics-node.md
         nodes.append(NodeSpec('arsim_bridge', 'dynamics', f'{car.name}_dynamics', 'arsim',
-                              params, tuple(dynamics)))
+                              params, tuple(dynamics), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'sensors', f'{car.name}_sensors', 'arsim', params,
-                          tuple(sensors)))
+                          tuple(sensors), required=True))
     nodes.append(_description_node(car, params, state_publisher))
     return nodes
 

@@ -6,6 +6,10 @@ child dies with the runner (PR_SET_PDEATHSIG), so no orphan is left even if the 
 SIGINT (Ctrl-C) or SIGTERM to the runner stops every child with SIGINT, then SIGTERM, then
 SIGKILL, ``STOP_GRACE_S`` apart. The runner's exit code is then 0 if every child exited with 0
 on the first signal, else 1, and each one that did not is named.
+
+A required child that ends by itself stops all the others the same way, with one message that
+names it and repeats its last lines (``arsim_launch.failures``); the exit code is then 1. The
+children's output passes through the runner for that (``arsim_launch.output``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from pathlib import Path
 
 import yaml
 
+from arsim_launch.failures import describe, failure_message, how_it_ended
 from arsim_launch.nodes import NodeSpec
+from arsim_launch.output import OutputPump
 
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 5.0
@@ -67,29 +73,33 @@ class ProcessGroup:
         self.specs = specs
         self._tmp = tempfile.TemporaryDirectory(prefix='arsim-')
         self.children: list[tuple[NodeSpec, subprocess.Popen]] = []
+        self.output = OutputPump(sys.stdout.fileno(), sys.stderr.fileno())
 
     def start(self) -> None:
+        env = child_environment()
         for spec in self.specs:
-            process = subprocess.Popen(command(spec, Path(self._tmp.name)),
+            process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        preexec_fn=_child_setup)
             self.children.append((spec, process))
+            self.output.add(spec.name, process.stdout, process.stderr)
 
-    def wait(self, grace_s: float) -> int:
-        """Block until a process ends; a non-required one ending gives the required ones
-        ``grace_s`` to notice and report before everything is stopped."""
-        deadline = None
+    def wait(self) -> int:
+        """Block until a required process ends, say which and how, and return 1. One that is
+        not required (a description publisher, RViz) is only reported."""
+        reported: set[str] = set()
         while True:
             for spec, process in self.children:
                 code = process.poll()
-                if code is None:
+                if code is None or spec.name in reported:
                     continue
-                if spec.required and spec.ros:
-                    return code
-                if deadline is None:
-                    print(f'[arsim] {spec.name} exited with code {code}', file=sys.stderr)
-                    deadline = time.monotonic() + grace_s
-            if deadline is not None and time.monotonic() > deadline:
-                return 1
+                if spec.required:
+                    print(failure_message(spec, code, self.output.lines(spec.name)),
+                          file=sys.stderr, flush=True)
+                    return 1
+                reported.add(spec.name)
+                print(f'[arsim] {describe(spec)} {how_it_ended(code)}; the simulation goes on '
+                      f'without it', file=sys.stderr, flush=True)
             time.sleep(0.05)
 
     def stop(self) -> bool:
@@ -108,6 +118,7 @@ class ProcessGroup:
                       f'{sig.name}', file=sys.stderr)
             for process in alive:
                 process.send_signal(sig)
+                process.send_signal(signal.SIGCONT)  # a stopped child must act on it too
             deadline = time.monotonic() + STOP_GRACE_S
             while time.monotonic() < deadline and any(p.poll() is None for p in alive):
                 time.sleep(0.05)
@@ -116,8 +127,18 @@ class ProcessGroup:
                 clean = False
                 print(f'[arsim] {spec.name} exited with code {process.returncode} while '
                       f'stopping', file=sys.stderr)
+        self.output.drain()
         self._tmp.cleanup()
         return clean
+
+
+def child_environment() -> dict[str, str]:
+    """The runner's environment, with the children's Python output unbuffered (it reaches the
+    terminal through a pipe now) and ROS log colours kept when the runner writes to a terminal."""
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    if sys.stderr.isatty():
+        env.setdefault('RCUTILS_COLORIZED_OUTPUT', '1')
+    return env
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -129,14 +150,14 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
 
 
-def run(specs: list[NodeSpec], grace_s: float) -> int:
+def run(specs: list[NodeSpec]) -> int:
     """Start ``specs``, wait until one that matters ends or a signal comes, stop them all."""
     group = ProcessGroup(specs)
     stop_on_signals()
     code = 0
     try:
         group.start()
-        code = group.wait(grace_s)
+        code = group.wait()
     except KeyboardInterrupt:
         code = 0
     finally:

@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -e -o pipefail -c
 ARGS ?=
 
-.PHONY: build sim test bench lint clean distclean
+.PHONY: build sim test bench soak lint clean distclean
 
 build:
 	bash tools/setup.sh
@@ -24,6 +24,13 @@ test:
 bench:
 	bash tools/setup.sh --test
 	source tools/env.sh && exec python3 bench/run_all.py
+
+# Not in CI: an hour of four cars, each with a camera and a driver; RSS of every process and
+# the real-time factor every minute. SOAK_ARGS="--seconds 20 --every 5 --warmup 5" for a short run.
+SOAK_ARGS ?=
+soak:
+	bash tools/setup.sh --test
+	source tools/env.sh && exec python3 bench/bench_soak.py $(SOAK_ARGS)
 
 # Linting needs ruff from the venv, not the colcon build.
 lint:

@@ -123,6 +123,7 @@ def run() -> list[tuple[str, float, str]]:
     p = _params()
     cr = _commonroad(p)
     figures = []
+    compiled = NUMBA_ENABLED
     for name in ('ks', 'st', 'std'):
         model = resolve_model(name, 'bench')
         ours, car = _arsim_step_s(model, name, p)
@@ -134,6 +135,10 @@ def run() -> list[tuple[str, float, str]]:
               f'{ours * math.ceil(DT * RATES[name] - 1e-9) * 1e6:.2f} us), '
               f'commonroad {theirs * 1e6:.2f} us/step', file=sys.stderr)
         figures.append((f'dynamics_speedup_vs_commonroad_{name}', theirs / ours, 'x'))
+        compiled = compiled and car.compiled
+    # Whether the figures above (and every simulation run here) had compiled dynamics: 1 with
+    # numba, 0 when the pure-Python fallback ran and every figure is far lower.
+    figures.append(('numba_dynamics', 1.0 if compiled else 0.0, 'flag'))
     return figures
 
 

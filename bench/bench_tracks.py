@@ -9,11 +9,17 @@
 
 Each figure is the median of several runs in this process, after one warm-up run that pays
 for the first imports. The real track data is read from ``../shared/tracks``.
+
+Beside each, ``<name>_to_map_msg``: what a user waits for, from starting the ``track_loader``
+node's process (Python start-up and imports included) to the ``/map`` grid received by a
+subscriber in another process (this one), median of ``PROCESS_RUNS``.
 """
 
 from __future__ import annotations
 
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,10 +28,12 @@ from pathlib import Path
 
 import cv2
 import yaml
+from nav_msgs.msg import OccupancyGrid
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared' / 'tracks'
 RUNS = 5
+PROCESS_RUNS = 3
 MAP_PX = 2000
 
 
@@ -92,15 +100,68 @@ def bench_f1tenth_map() -> float:
         return _median_time(once)
 
 
+def process_to_map_s(track: Path, resolution: float, runs: int = PROCESS_RUNS) -> float:
+    """Median seconds from starting a track_loader process on ``track`` to its /map received
+    here."""
+    sys.path.insert(0, str(REPO / 'tests'))
+    from simharness import Simulation, installed_resources
+
+    from arsim_core.config.scenario import load_scenario
+    from arsim_launch.nodes import generate_nodes
+    from arsim_launch.runner import command
+
+    times = []
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-map-') as tmp:
+        sim = Simulation(Path(tmp) / 'sim', {'track': {'name': str(track),
+                                                       'map_resolution': resolution}})
+        scenario = load_scenario(sim.settings_file, installed_resources())
+        spec = next(n for n in generate_nodes(scenario, sim.settings_file)
+                    if n.executable == 'track_loader')
+        args = command(spec, Path(tmp))
+        for _ in range(runs):
+            times.append(_one_process_to_map(args, sim.domain_id, scenario.topic_map.map_topic))
+    return statistics.median(times)
+
+
+def _one_process_to_map(args: list[str], domain_id: int, topic: str) -> float:
+    """Seconds from starting ``args`` (a track loader) to its first grid on ``topic``."""
+    from simharness import Probe, ros_env, stop_process
+
+    from arsim_bridge import qos
+
+    probe = Probe(domain_id, 'map_timer')
+    got: list[float] = []
+    probe.node.create_subscription(OccupancyGrid, topic,
+                                   lambda _raw: got.append(time.perf_counter()), qos.LATCHED,
+                                   raw=True)
+    start = time.perf_counter()
+    process = subprocess.Popen(args, env=ros_env(domain_id), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        if not probe.spin_until(lambda: bool(got), 120.0):
+            msg = f'no {topic} from {args[0]}'
+            raise RuntimeError(msg)
+        return got[0] - start
+    finally:
+        stop_process(process, signal.SIGINT)
+        probe.close()
+
+
 def run() -> list[tuple[str, float, str]]:
     """Figures as ``(name, value, unit)``, the interface ``run_all.py`` expects."""
     if not SHARED.is_dir():
         msg = f'real track data not found at {SHARED}'
         raise FileNotFoundError(msg)
-    return [
-        ('track_load_tum_spa', bench_tum_spa(), 's'),
-        ('track_load_f1tenth_map_2000px', bench_f1tenth_map(), 's'),
-    ]
+    spa = SHARED / 'tum_racetrack_database' / 'Spa.csv'
+    figures = [('track_load_tum_spa', bench_tum_spa(), 's'),
+               ('track_load_tum_spa_to_map_msg', process_to_map_s(spa, 0.2), 's'),
+               ('track_load_f1tenth_map_2000px', bench_f1tenth_map(), 's')]
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
+        path = _map_2000px(Path(tmp))
+        resolution = float(yaml.safe_load(path.read_text())['resolution'])
+        figures.append(('track_load_f1tenth_map_2000px_to_map_msg',
+                        process_to_map_s(path, resolution), 's'))
+    return figures
 
 
 if __name__ == '__main__':

@@ -269,7 +269,7 @@ class RaceEnv(gymnasium.Env):
     def _race(self) -> dict[str, CarRaceStatus]:
         metrics = self.engine.metrics
         assert metrics is not None
-        return {name: metrics.status(name) for name in self.controlled}
+        return metrics.statuses(self.controlled)
 
     def _observe(self, frame: Frame) -> dict[str, np.ndarray]:
         if self.control == 'all':

@@ -19,6 +19,7 @@ import numpy as np
 from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.frames import Context, Output, Rendered, frame_name
 from arsim_core.backend.scene import Hits, Layer, nearer
+from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import beams
 from arsim_core.sensors.labels import NONE, reflectivity_table
@@ -207,7 +208,7 @@ class Lidar2DBatch:
         track = layer.raycaster
         assert isinstance(track, EmbreePacketRaycaster)
         n, beams = len(self.sensors), self.beams
-        stacked = poses.take(self.cars)
+        stacked = PoseRows.of(poses).take(self.cars)
         models = self.models
         noise_std = [m.noise_std for m in models]  # randomisation may change them
         dropout = [m.dropout for m in models]

@@ -14,24 +14,26 @@ Poses = Mapping[str, Sequence[float]]
 
 class PoseRows(Mapping[str, np.ndarray]):
     """Every car's pose (x, y, z, roll, pitch, yaw) as the rows of one (cars, 6) float64
-    array, by name: one frame of a ``Timeline``, and how a caller with all poses in one array
-    hands them over without a list per car."""
+    array, by name: how a caller with all poses in one array hands them over (a ``Timeline``
+    keeps it as the frame) and how a batch of sensors takes them, without a list per car."""
 
     def __init__(self, names: Sequence[str], rows: np.ndarray,
                  index: Mapping[str, int] | None = None) -> None:
         """``index``, each name's row, may be given by a caller who keeps it."""
         self.names = tuple(names)
         self.rows = rows
-        self._index = index if index is not None else {
-            name: i for i, name in enumerate(self.names)}
+        self._index = index if index is not None else dict(
+            zip(self.names, range(len(self.names)), strict=True))
 
     @classmethod
     def of(cls, poses: Poses) -> PoseRows:
         """``poses`` as rows: itself if it is already a ``PoseRows``."""
         if isinstance(poses, PoseRows):
             return poses
-        rows = np.array(list(poses.values()), dtype=np.float64).reshape(len(poses), 6)
-        return cls(list(poses), rows)
+        rows = np.array(list(poses.values()), dtype=np.float64)
+        if rows.shape != (len(poses), 6):
+            rows = rows.reshape(len(poses), 6)
+        return cls(tuple(poses), rows)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.rows[self._index[name]]
@@ -58,13 +60,15 @@ class Timeline:
 
     def __init__(self, keep_ns: int = 0) -> None:
         self.keep_ns = keep_ns
-        self._frames: deque[tuple[int, PoseRows]] = deque()
+        self._frames: deque[tuple[int, Mapping[str, np.ndarray]]] = deque()
 
     def add(self, time_ns: int, poses: Poses) -> None:
         """Record a frame; a time that goes back (a restart) forgets the older frames."""
         while self._frames and self._frames[-1][0] >= time_ns:
             self._frames.pop()
-        self._frames.append((time_ns, PoseRows.of(poses)))
+        frame: Mapping[str, np.ndarray] = poses if isinstance(poses, PoseRows) else {
+            car: np.asarray(pose, np.float64) for car, pose in poses.items()}
+        self._frames.append((time_ns, frame))
         while len(self._frames) > 2 and self._frames[1][0] <= time_ns - self.keep_ns:
             self._frames.popleft()
 
@@ -75,7 +79,7 @@ class Timeline:
     def times(self) -> np.ndarray:
         return np.array([t for t, _ in self._frames], dtype=np.int64)
 
-    def poses(self, index: int) -> PoseRows:
+    def poses(self, index: int) -> Mapping[str, np.ndarray]:
         return self._frames[index][1]
 
     def frame_after(self, times_ns: np.ndarray) -> np.ndarray:

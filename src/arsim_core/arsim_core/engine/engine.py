@@ -312,6 +312,8 @@ class Engine:
             rows[:, :6] = planar[:, :6]  # x, y, yaw, vx, vy, yaw rate
             rows[:, COLUMNS.index('steering_angle')] = planar[:, 6]
             return StateTable(self.names, rows, self._name_index)
+        if not self.fleets:
+            return {name: read_state(vehicle) for name, vehicle in self.vehicles.items()}
         states = {}
         for fleet in self.fleets:
             for name, (x, y, yaw, vx, vy, wz, steering) in zip(

@@ -148,16 +148,19 @@ def _project_into(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.n
 def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
                   width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
                   rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
-                  before: np.ndarray) -> None:
+                  before: np.ndarray) -> int:
     """Every car in ``rows`` moved to its ``xy`` at race time ``time_s``: projected near its
     last segment, progress by the shortest arc step, time off track counted. What is left to
     the caller goes in ``news[k]``: ``REACHED_CHECKPOINT`` (``before[k]`` then holds the car's
-    progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far)."""
+    progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far). Returns
+    how many cars have news."""
+    count = 0
     for k in range(rows.shape[0]):
         row = state[rows[k]]
         news[k] = 0
         if row[SEGMENT] < 0.0:
             news[k] = NOT_PLACED
+            count += 1
             continue
         previous_s, previous, previous_time = row[S], row[PROGRESS], row[TIME]
         _project_into(points, s_cumulative, width_left, width_right, xy[k, 0], xy[k, 1],
@@ -166,11 +169,13 @@ def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.n
         row[PROGRESS] = previous + ((ds + 0.5 * length) % length - 0.5 * length)
         if row[PROGRESS] >= row[TARGET]:
             news[k] = REACHED_CHECKPOINT
+            count += 1
             before[k, 0] = previous
             before[k, 1] = previous_time
         if row[OFF_TRACK] != 0.0:
             row[TIME_OFF_TRACK] += time_s - previous_time
         row[TIME] = time_s
+    return count
 
 
 class _Column:
@@ -245,9 +250,10 @@ class _Car:
         self.collisions = 0
         self.lap_frame = -1  # update count at the last lap completion
 
-    def rank(self) -> tuple[int, float, float, str]:
+    def rank(self) -> tuple[float, float, float, str]:
         """Sort key of the standings: more laps, more progress, earlier lap completion, name."""
-        return -self.laps, -self.progress, self.lap_start, self.name
+        row = self.row.tolist()
+        return -row[LAPS], -row[PROGRESS], row[LAP_START], self.name
 
 
 class RaceMetrics:
@@ -399,10 +405,9 @@ class RaceMetrics:
             if xy is None:
                 xy = np.array([pose[:2] for pose in poses.values()], np.float64)
             news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))
-            _advance_rows(self._points, self._s, self._width_left, self._width_right,
-                          self._radius, self._length, self._state, rows, xy, time_s, news,
-                          before)
-            if news.any():
+            if _advance_rows(self._points, self._s, self._width_left, self._width_right,
+                             self._radius, self._length, self._state, rows, xy, time_s, news,
+                             before):
                 cars = list(map(self._cars.__getitem__, poses))
                 for k in np.flatnonzero(news).tolist():
                     car = cars[k]
@@ -421,9 +426,20 @@ class RaceMetrics:
     def status(self, car: str) -> CarRaceStatus:
         """``car``'s race at the latest frame."""
         state = self._car(car)
+        if len(self._cars) == 1:
+            return self._status(state, 1)
         rank = state.rank()
         ahead = sum(other.rank() < rank for other in self._cars.values())
         return self._status(state, ahead + 1)
+
+    def statuses(self, cars: Iterable[str]) -> dict[str, CarRaceStatus]:
+        """``status`` of each of ``cars``, the standings sorted once for all of them."""
+        wanted = [self._car(name) for name in cars]
+        if len(wanted) < 2:
+            return {car.name: self.status(car.name) for car in wanted}
+        order = sorted(self._cars.values(), key=_Car.rank)
+        position = {car.name: place for place, car in enumerate(order, start=1)}
+        return {car.name: self._status(car, position[car.name]) for car in wanted}
 
     def standings(self) -> list[CarRaceStatus]:
         """Every car's status, leader first."""
@@ -504,14 +520,16 @@ class RaceMetrics:
     def _status(self, car: _Car, position: int) -> CarRaceStatus:
         """The frozen public view of ``car`` at standing ``position``."""
         laps = tuple(car.lap_times)
+        row = car.row.tolist()  # one read of the array fields
         return CarRaceStatus(
-            name=car.name, position=position, s=car.s, lap_fraction=car.s / self._length,
-            progress=car.progress, laps=car.laps, lap_time=self._time - car.lap_start,
+            name=car.name, position=position, s=row[S], lap_fraction=row[S] / self._length,
+            progress=row[PROGRESS], laps=int(row[LAPS]), lap_time=self._time - row[LAP_START],
             last_lap=laps[-1] if laps else None, best_lap=min(laps) if laps else None,
             lap_times=laps, sector_times=tuple(car.sector_times),
             last_sector_times=tuple(car.last_sector_times),
-            best_sector_times=tuple(car.best_sector_times), time_off_track=car.time_off_track,
-            off_track=car.off_track, collisions=car.collisions, lateral_offset=car.lateral)
+            best_sector_times=tuple(car.best_sector_times),
+            time_off_track=row[TIME_OFF_TRACK], off_track=row[OFF_TRACK] != 0.0,
+            collisions=car.collisions, lateral_offset=row[LATERAL])
 
 
 def _shortest(ds: float, length: float) -> float:

@@ -521,15 +521,12 @@ class RaceMetrics:
         """The frozen public view of ``car`` at standing ``position``."""
         laps = tuple(car.lap_times)
         row = car.row.tolist()  # one read of the array fields
-        return CarRaceStatus(
-            name=car.name, position=position, s=row[S], lap_fraction=row[S] / self._length,
-            progress=row[PROGRESS], laps=int(row[LAPS]), lap_time=self._time - row[LAP_START],
-            last_lap=laps[-1] if laps else None, best_lap=min(laps) if laps else None,
-            lap_times=laps, sector_times=tuple(car.sector_times),
-            last_sector_times=tuple(car.last_sector_times),
-            best_sector_times=tuple(car.best_sector_times),
-            time_off_track=row[TIME_OFF_TRACK], off_track=row[OFF_TRACK] != 0.0,
-            collisions=car.collisions, lateral_offset=row[LATERAL])
+        return CarRaceStatus(  # positional, in field order: made every step of a training loop
+            car.name, position, row[S], row[S] / self._length, row[PROGRESS], int(row[LAPS]),
+            self._time - row[LAP_START], laps[-1] if laps else None,
+            min(laps) if laps else None, laps, tuple(car.sector_times),
+            tuple(car.last_sector_times), tuple(car.best_sector_times), row[TIME_OFF_TRACK],
+            row[OFF_TRACK] != 0.0, car.collisions, row[LATERAL])
 
 
 def _shortest(ds: float, length: float) -> float:

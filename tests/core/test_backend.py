@@ -8,23 +8,12 @@ import math
 import numpy as np
 import pytest
 import zmq
+from rawbackend import box_room
 from simharness import free_port
 
 from arsim_core import protocol
 from arsim_core.backend.client import BackendClient
 from arsim_core.errors import BackendUnavailableError, ProtocolError
-
-
-def box_room(half: float = 5.0, height: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Four walls of a square room centred on the origin, two triangles per wall."""
-    corners = [(-half, -half), (half, -half), (half, half), (-half, half)]
-    vertices, triangles = [], []
-    for i, (a, b) in enumerate(zip(corners, corners[1:] + corners[:1], strict=True)):
-        vertices += [(*a, 0.0), (*b, 0.0), (*b, height), (*a, height)]
-        k = 4 * i
-        triangles += [(k, k + 1, k + 2), (k, k + 2, k + 3)]
-    return np.array(vertices, np.float32), np.array(triangles, np.uint32)
-
 
 LIDAR = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0, 'mount': [0.5, 0, 0.2, 0, 0, 0],
          'beams': 360, 'angle_min': -math.pi, 'angle_increment': 2 * math.pi / 360,

@@ -474,8 +474,7 @@ class EmbreePacketRaycaster:
     def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
         rt = runtime()
         self._rt = rt
-        self._scanners: dict[bool, Callable[..., None]] = {}
-        self._batch_scanners: dict[bool, Callable[..., None]] = {}
+        self._scanners: dict[tuple[int, bool], Callable[..., None]] = {}
         lib = rt.lib
         self._scene = lib.rtcNewScene(rt.device)
         lib.rtcSetSceneBuildQuality(self._scene, _RTC_BUILD_QUALITY_LOW)
@@ -534,22 +533,22 @@ class EmbreePacketRaycaster:
         the ``box_`` arrays are the other cars' hits along ``rays`` (empty for none).
         ``threads`` > 1 spreads the packets over numba's threads, for in-process users only
         (see the module docstring)."""
-        parallel = threads > 1
-        bound = self._scanners.get(parallel)
-        if bound is None:
-            bound = self._scanners[parallel] = functools.partial(
-                self._rt.scanner(parallel)[1], self._scene)
-        return bound
+        return self._bound(1, threads)
 
     def batch_scanner(self, threads: int = 1) -> Callable[..., None]:
         """``scan_many`` of ``_compile_scan`` on this scene: ``batch_scanner(threads)(poses,
         mounts, local, labels, settings, noise, draws, gain, box_distance, box_label,
         box_cosine, ranges, intensity, threads)``, several sensors' scans in one call."""
-        parallel = threads > 1
-        bound = self._batch_scanners.get(parallel)
+        return self._bound(2, threads)
+
+    def _bound(self, kernel: int, threads: int) -> Callable[..., None]:
+        """Kernel ``kernel`` of ``_Runtime.scanner`` (1: scan, 2: scan_many), serial or over
+        threads, bound to this scene once: a scan is too short to make a partial each time."""
+        key = (kernel, threads > 1)
+        bound = self._scanners.get(key)
         if bound is None:
-            bound = self._batch_scanners[parallel] = functools.partial(
-                self._rt.scanner(parallel)[2], self._scene)
+            bound = self._scanners[key] = functools.partial(
+                self._rt.scanner(threads > 1)[kernel], self._scene)
         return bound
 
     def __del__(self) -> None:

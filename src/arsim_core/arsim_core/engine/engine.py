@@ -33,7 +33,14 @@ from arsim_core.engine.referee import (
 )
 from arsim_core.engine.render import InProcessRenderer, Renderer, initial_settings
 from arsim_core.engine.schedule import SensorSchedule
-from arsim_core.engine.state import COLUMNS, CarState, Pose2D, StateTable, state_rows
+from arsim_core.engine.state import (
+    COLUMNS,
+    PLANAR,
+    CarState,
+    Pose2D,
+    StateTable,
+    state_rows,
+)
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.race import CollisionWorld
@@ -256,7 +263,7 @@ class Engine:
             else:
                 fleet.set_ackermann(chosen, one, two)
         for name in self._solo:
-            i = self.names.index(name)
+            i = self._name_index[name]
             if active[i]:
                 vehicle = self.vehicles[name]
                 if direct:
@@ -298,10 +305,10 @@ class Engine:
     def planar_states(self) -> np.ndarray:
         """(cars, 7) float64 rows of x, y, yaw, vx, vy, yaw rate and steering angle of the
         in-process cars in ``names`` order, this frame: ``states`` as one array."""
-        if len(self.fleets) == 1 and self._positions[0] is None:
-            return self.fleets[0].planar().copy()
-        return np.array([(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle)
-                         for s in map(self.states.__getitem__, self.vehicles)]).reshape(-1, 7)
+        states = self.states
+        if not (isinstance(states, StateTable) and states.names == tuple(self.vehicles)):
+            states = {name: states[name] for name in self.vehicles}
+        return state_rows(states)[:, PLANAR]
 
     def _read_states(self) -> Mapping[str, CarState]:
         """Every in-process vehicle's state, a fleet at a time: as a ``StateTable`` when one

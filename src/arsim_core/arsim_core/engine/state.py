@@ -59,6 +59,9 @@ class CarState(NamedTuple):
 #: Columns of a ``StateTable``'s rows: ``CarState``'s fields in order.
 COLUMNS = CarState._fields
 X, Y, YAW, Z = (COLUMNS.index(name) for name in ('x', 'y', 'yaw', 'z'))
+#: The columns of the planar state (``Vehicle.planar_state``): pose, body velocity, steering.
+PLANAR = np.array([COLUMNS.index(name) for name in
+                   ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steering_angle')])
 
 
 class StateTable(MutableMapping[str, CarState]):

@@ -78,20 +78,22 @@ def pose_ahead() -> Callable[[Track, float], Pose]:
     return _pose_ahead
 
 
-@pytest.fixture(scope='session')
-def spielberg(shared_tracks: Path) -> Path:
-    path = shared_tracks / SPIELBERG
+def _shared_track(shared_tracks: Path, relative: Path) -> Path:
+    """A file of the shared track data, or a skip naming it."""
+    path = shared_tracks / relative
     if not path.is_file():
         pytest.skip(f'{path} not found')
     return path
+
+
+@pytest.fixture(scope='session')
+def spielberg(shared_tracks: Path) -> Path:
+    return _shared_track(shared_tracks, SPIELBERG)
 
 
 @pytest.fixture(scope='session')
 def monza(shared_tracks: Path) -> Path:
-    path = shared_tracks / MONZA
-    if not path.is_file():
-        pytest.skip(f'{path} not found')
-    return path
+    return _shared_track(shared_tracks, MONZA)
 
 
 def _profile(repo_root: Path, folder: Path, name: str,

@@ -177,6 +177,22 @@ def _packet_setup(numba: Any) -> Any:
     return new_packet
 
 
+def _incidence(numba: Any) -> Any:
+    """Numba function ``incidence(ray, k) -> float32``: |cos| of the angle between lane k's
+    ray and the surface it hit, from Embree's geometric normal Ng (unnormalised; no
+    instancing, so in the world frame); 0 for a degenerate normal."""
+    zero = np.float32(0.0)
+
+    @numba.njit(nogil=True, cache=False, inline='always')
+    def incidence(ray: np.ndarray, k: int) -> np.float32:
+        nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+        length = np.sqrt(nx * nx + ny * ny + nz * nz)
+        dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
+        return abs(dot) / length if length > 0.0 else zero
+
+    return incidence
+
+
 def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     """Numba kernel: cast n rays in 16-wide packets.
 
@@ -185,6 +201,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     """
     intersect16 = _intersect16(lib)
     new_packet = _packet_setup(numba)
+    incidence = _incidence(numba)
     invalid = np.uint32(_INVALID_ID)
     inf, zero = np.float32(np.inf), np.float32(0.0)
 
@@ -227,14 +244,9 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
             for k in range(min(16, n - base)):  # branch-free; misses read stale normals
                 i = base + k
                 hit = bits[288 + k] != invalid
-                # Ng, the unnormalised geometric normal (no instancing: world).
-                nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
-                length = np.sqrt(nx * nx + ny * ny + nz * nz)
-                dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
-                incidence = abs(dot) / length if length > 0.0 else zero
                 distance[i] = ray[128 + k] if hit else inf
                 primitive[i] = np.int32(bits[272 + k]) if hit else -1
-                cosine[i] = incidence if hit else zero
+                cosine[i] = incidence(ray, k) if hit else zero
 
     return cast
 
@@ -268,6 +280,7 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
     over numba's threads, the serial one ignores ``chunks``.
     """
     new_packet = _packet_setup(numba)
+    incidence = _incidence(numba)
     invalid = np.uint32(_INVALID_ID)
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
@@ -354,12 +367,8 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
             intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
             for k in range(16):  # branch-free, so it vectorises; misses read stale normals
                 hit = bits[288 + k] != invalid
-                nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
-                length = np.sqrt(nx * nx + ny * ny + nz * nz)
-                dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
-                incidence = abs(dot) / length if length > 0.0 else zero
                 distance[k] = ray[128 + k] if hit else inf
-                cosine[k] = incidence if hit else zero
+                cosine[k] = incidence(ray, k) if hit else zero
                 triangle[k] = bits[272 + k] if hit else last_label
             for k in range(16):
                 strength[k] = gain[labels[triangle[k]]]

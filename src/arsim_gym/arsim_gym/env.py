@@ -93,7 +93,9 @@ class RaceEnv(gymnasium.Env):
             self.engine.close()
         self.built_track = track.name if isinstance(track, Track) else track
         self.setup: RaceSetup = setup
-        self.engine = Engine(setup.scenario, InProcessRenderer(self.threads),
+        # Observations hold ranges only: scans skip the intensities.
+        self.engine = Engine(setup.scenario, InProcessRenderer(self.threads,
+                                                               scan_intensity=False),
                              sectors=self.sectors)
         self.engine.load_track(setup.world)
         self.names = self.engine.names

@@ -63,7 +63,9 @@ class RaceVectorEnv(VectorEnv):
                            timestep=request['timestep'], observe=(), scan_all=True,
                            collisions={'response': 'ghost', 'cars_visible': False})
         self.setup = setup
-        self.engine = Engine(setup.scenario, InProcessRenderer(t.threads), sectors=t.sectors)
+        self.engine = Engine(setup.scenario,
+                             InProcessRenderer(t.threads, scan_intensity=False),
+                             sectors=t.sectors)
         self.engine.load_track(setup.world)
         self.cars = self.engine.names
         self.scan_keys = [f'{car}/{setup.scan[car].name}' for car in self.cars]

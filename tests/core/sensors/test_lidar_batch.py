@@ -1,6 +1,7 @@
 """Several cars' 2D scans rendered in one compiled call (``Lidar2DBatch``, which the embedded
 backend uses whenever a frame asks for two or more) give the very bits each scan gives alone:
-with noise and dropout on some sensors, other cars in view, and over two threads."""
+with noise and dropout on some sensors, other cars in view, and over two threads; and scans
+without intensities have the ranges of those with them."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ NOISY = {**HOKUYO, 'noise_std': 0.02, 'dropout': 0.05}
 TURNED = {**HOKUYO, 'mount': [0.1, 0.05, 0.2, 0.0, 0.0, 0.3]}
 
 
-def backend(world: TrackWorld, visible: bool, threads: int = 1) -> EmbeddedBackend:
+def backend(world: TrackWorld, visible: bool, threads: int = 1,
+            scan_intensity: bool = True) -> EmbeddedBackend:
     cars = [{'id': f'car{i}', 'footprint': [0.58, 0.31, 0.2], 'sensors': [spec]}
             for i, spec in enumerate((HOKUYO, NOISY, TURNED, HOKUYO))]
-    made = EmbeddedBackend(threads)
+    made = EmbeddedBackend(threads, scan_intensity)
     made.configure({'cars': cars, 'seed': 11, 'frame_period_ns': 25_000_000,
                     'cars_visible': visible, 'track': {'name': world.name}}, world.arrays())
     return made
@@ -70,3 +72,23 @@ def test_a_batch_of_scans_has_the_bits_of_single_scans(world, visible: bool,
         assert not np.array_equal(batched[0][1].outputs[0].array,
                                   backend(world, False).render(
                                       time_ns, poses(world, 4), keys[:1])[0][1].outputs[0].array)
+
+
+@pytest.mark.parametrize('visible', [False, True])
+@pytest.mark.parametrize('threads', [1, 2])
+def test_scans_without_intensity_have_the_same_ranges(world, visible: bool,
+                                                      threads: int) -> None:
+    keys = [(f'car{i}', 'scan') for i in range(4)]
+    full = backend(world, visible)
+    # each sensor draws its own noise: the batch, and the noisy scan alone, in step with full
+    ranges_only = [(backend(world, visible, threads, False), asked)
+                   for asked in (keys, keys[1:2])]
+    for frame in range(3):
+        time_ns = (frame + 1) * 25_000_000
+        expected = full.render_frames(time_ns, poses(world, frame), keys)
+        for made, asked in ranges_only:
+            got = made.render_frames(time_ns, poses(world, frame), asked)
+            assert sorted(got) == [f'{car}/{sensor}' for car, sensor in asked]
+            for name, ranges in got.items():
+                np.testing.assert_array_equal(ranges, expected[name])
+                assert f'{name}/intensity' in expected

@@ -92,7 +92,8 @@ class Lidar2D:
     On Embree packets (``EmbreePacketRaycaster``) a scan is one compiled call, pose to ranges
     (``EmbreePacketRaycaster.scanner``), with the very results of the NumPy path the other ray
     casters take; ``threads`` > 1 spreads it over numba's threads, for in-process users only
-    (see ``arsim_core.backend.embree``)."""
+    (see ``arsim_core.backend.embree``). Without ``with_intensity`` (in-process users that read
+    only ranges) a scan has no ``/intensity`` output, and is faster."""
 
     car: str
     name: str
@@ -101,6 +102,7 @@ class Lidar2D:
     local_directions: np.ndarray
     model: RangeModel
     threads: int = 1
+    with_intensity: bool = True
 
     kind = 'lidar2d'
 
@@ -132,8 +134,7 @@ class Lidar2D:
                                              self.local_directions)
             returns = model.measure(world.cast(origin[None, :], directions, model.range_max,
                                                obstacles))
-            return Rendered(time_ns, (Output('', returns.ranges, 'ranges'),
-                                      Output('/intensity', returns.intensity, 'intensity')))
+            return self._rendered(time_ns, returns.ranges, returns.intensity)
         # One compiled call; noise and dropout are RangeModel's draws in its order, and the
         # other cars are cast along the very rays of the path above.
         frame = self._frame
@@ -149,12 +150,18 @@ class Lidar2D:
             boxes = (np.ascontiguousarray(hits.distance, np.float32),
                      np.ascontiguousarray(hits.label, np.uint8),
                      np.ascontiguousarray(hits.cosine, np.float32))
-        ranges, intensity = np.empty(beams, np.float32), np.empty(beams, np.float32)
+        ranges = np.empty(beams, np.float32)
+        intensity = np.empty(beams, np.float32) if self.with_intensity else _NONE
         threads = self.threads
         track.scanner(threads)(pose, frame.mount, frame.local, layer.labels, model.range_max,
                                model.range_min, model.range_max, model.noise_std, noise,
                                model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
                                intensity, threads)
+        return self._rendered(time_ns, ranges, intensity)
+
+    def _rendered(self, time_ns: int, ranges: np.ndarray, intensity: np.ndarray) -> Rendered:
+        if not self.with_intensity:
+            return Rendered(time_ns, (Output('', ranges, 'ranges'),))
         return Rendered(time_ns, (Output('', ranges, 'ranges'),
                                   Output('/intensity', intensity, 'intensity')))
 
@@ -188,6 +195,7 @@ class Lidar2DBatch:
             [frame_name(sensor, Output(suffix, _NONE, encoding)) for sensor in self.sensors]
             for suffix, encoding in (('', 'ranges'), ('/intensity', 'intensity')))
         self.cars = tuple(sensor.car for sensor in self.sensors)
+        self.with_intensity = any(sensor.with_intensity for sensor in self.sensors)
         models = self.models = [sensor.model for sensor in self.sensors]
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
@@ -195,13 +203,13 @@ class Lidar2DBatch:
     def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
         """Each sensor's ``render``."""
         ranges, intensity = self.scan(ctx, threads)
-        return [Rendered(ctx.time_ns, (Output('', row, 'ranges'),
-                                       Output('/intensity', shine, 'intensity')))
-                for row, shine in zip(ranges, intensity, strict=True)]  # rows as views
+        shines = [_NONE] * len(ranges) if intensity is None else intensity
+        return [sensor._rendered(ctx.time_ns, row, shine)  # rows as views
+                for sensor, row, shine in zip(self.sensors, ranges, shines, strict=True)]
 
-    def scan(self, ctx: Context, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    def scan(self, ctx: Context, threads: int = 1) -> tuple[np.ndarray, np.ndarray | None]:
         """Every sensor's ranges and intensities as rows of two (sensors, beams) arrays, named
-        by ``frame_names``."""
+        by ``frame_names``; no intensities if no sensor wants them."""
         world, time_ns = ctx.world, ctx.time_ns
         poses = ctx.timeline.poses(-1)
         layer = world.track
@@ -238,11 +246,12 @@ class Lidar2DBatch:
                     hits = found.cast(origin[None, :], directions, sensor.model.range_max)
                     distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
             boxes = (distance, label, cosine)
-        ranges, intensity = np.empty((n, beams), np.float32), np.empty((n, beams), np.float32)
+        ranges = np.empty((n, beams), np.float32)
+        intensity = np.empty((n, beams), np.float32) if self.with_intensity else _NONE_ROWS
         track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
                                      self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
                                      ranges, intensity, threads)
-        return ranges, intensity
+        return ranges, intensity if self.with_intensity else None
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,13 @@ MAX_ERROR_CHARS = 2000
 class EmbeddedBackend:
     """Protocol state machine, independent of the socket so it can be tested directly."""
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, scan_intensity: bool = True) -> None:
         """``threads`` > 1 spreads 2D scans over numba's threads: for in-process users only,
-        as the backend process shares the cores with the simulation's others."""
+        as the backend process shares the cores with the simulation's others. Without
+        ``scan_intensity``, 2D scans have no ``/intensity`` frames (in-process users that
+        read only ranges)."""
         self.threads = threads
+        self.scan_intensity = scan_intensity
         self.world: World | None = None
         self.timeline = Timeline()
         self.sensors: dict[tuple[str, str], Sensor] = {}
@@ -97,6 +100,7 @@ class EmbeddedBackend:
         for sensor in sensors.values():
             if isinstance(sensor, Lidar2D):
                 sensor.threads = self.threads
+                sensor.with_intensity = self.scan_intensity
         self._load_track(checked.track_name, arrays, protocol.INITIAL_SETTINGS)
         self.sensors, self.computed = sensors, computed
         self.car_specs = cars
@@ -181,7 +185,8 @@ class EmbeddedBackend:
         if batch is not None:
             ranges, intensity = batch.scan(ctx, self.threads)
             frames.update(zip(batch.frame_names[0], ranges, strict=True))
-            frames.update(zip(batch.frame_names[1], intensity, strict=True))
+            if intensity is not None:
+                frames.update(zip(batch.frame_names[1], intensity, strict=True))
         for sensor in plan.unbatched:
             frames.update((frame_name(sensor, output), output.array)
                           for output in sensor.render(ctx).outputs)

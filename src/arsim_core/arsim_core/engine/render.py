@@ -89,11 +89,12 @@ class ProtocolRenderer:
 class InProcessRenderer:
     """The embedded backend's renderers called directly: no socket, no JSON, no copies."""
 
-    def __init__(self, threads: int = 1) -> None:
-        """``threads`` > 1 spreads 2D scans over numba's threads (see EmbeddedBackend)."""
+    def __init__(self, threads: int = 1, scan_intensity: bool = True) -> None:
+        """``threads`` > 1 spreads 2D scans over numba's threads; without ``scan_intensity``
+        2D scans have ranges only (see EmbeddedBackend)."""
         from arsim_core.backend.server import NAME, EmbeddedBackend
 
-        self.backend = EmbeddedBackend(threads)
+        self.backend = EmbeddedBackend(threads, scan_intensity)
         self.name = NAME
         self._reply: protocol.Message | None = None
 

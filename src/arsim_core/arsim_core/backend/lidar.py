@@ -194,6 +194,7 @@ class Lidar2DBatch:
         self.frame_names = tuple(
             [frame_name(sensor, Output(suffix, _NONE, encoding)) for sensor in self.sensors]
             for suffix, encoding in (('', 'ranges'), ('/intensity', 'intensity')))
+        self.range_index = {name: i for i, name in enumerate(self.frame_names[0])}
         self.cars = tuple(sensor.car for sensor in self.sensors)
         self.with_intensity = any(sensor.with_intensity for sensor in self.sensors)
         models = self.models = [sensor.model for sensor in self.sensors]

@@ -30,6 +30,7 @@ from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
 from arsim_core.errors import ArsimError, ProtocolError
+from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')
 NAME = 'arsim-embedded'
@@ -175,15 +176,17 @@ class EmbeddedBackend:
                 for sensor in plan.sensors]
 
     def render_frames(self, time_ns: int, poses: Mapping[str, Sequence[float]],
-                      requests: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+                      requests: Sequence[tuple[str, str]]) -> Mapping[str, np.ndarray]:
         """``render``'s frames by name (``frames.frame_name``), for callers in this process:
         a batch of scans goes straight from its arrays to the names, with no record per
-        sensor."""
+        sensor (and is the whole answer, as ``NamedRows``, when it holds only ranges)."""
         plan, ctx = self._prepare(time_ns, poses, requests)
         batch = plan.batch
         frames: dict[str, np.ndarray] = {}
         if batch is not None:
             ranges, intensity = batch.scan(ctx, self.threads)
+            if intensity is None and not plan.unbatched:
+                return NamedRows(batch.frame_names[0], ranges, batch.range_index)
             frames.update(zip(batch.frame_names[0], ranges, strict=True))
             if intensity is not None:
                 frames.update(zip(batch.frame_names[1], intensity, strict=True))

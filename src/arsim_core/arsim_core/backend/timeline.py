@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from arsim_core.rows import NamedRows
 
 Poses = Mapping[str, Sequence[float]]
 
 
-class PoseRows(Mapping[str, np.ndarray]):
+class PoseRows(NamedRows):
     """Every car's pose (x, y, z, roll, pitch, yaw) as the rows of one (cars, 6) float64
     array, by name: how a caller with all poses in one array hands them over (a ``Timeline``
     keeps it as the frame) and how a batch of sensors takes them, without a list per car."""
-
-    def __init__(self, names: Sequence[str], rows: np.ndarray,
-                 index: Mapping[str, int] | None = None) -> None:
-        """``index``, each name's row, may be given by a caller who keeps it."""
-        self.names = tuple(names)
-        self.rows = rows
-        self._index = index if index is not None else dict(
-            zip(self.names, range(len(self.names)), strict=True))
 
     @classmethod
     def of(cls, poses: Poses) -> PoseRows:
@@ -34,21 +28,6 @@ class PoseRows(Mapping[str, np.ndarray]):
         if rows.shape != (len(poses), 6):
             rows = rows.reshape(len(poses), 6)
         return cls(tuple(poses), rows)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.rows[self._index[name]]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def take(self, names: tuple[str, ...]) -> np.ndarray:
-        """The rows of ``names``, as one (len(names), 6) array."""
-        if names == self.names:
-            return self.rows
-        return self.rows[[self._index[name] for name in names]]
 
 
 def _wrap(angle: np.ndarray) -> np.ndarray:

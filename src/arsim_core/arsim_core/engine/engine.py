@@ -205,7 +205,7 @@ class Engine:
         judgement = self.referee.judge(self.states)
         return Frame(0, 0, dict(self.states), judgement, self._render())
 
-    def restart(self, poses: Mapping[str, Pose2D]) -> dict[str, np.ndarray]:
+    def restart(self, poses: Mapping[str, Pose2D]) -> Mapping[str, np.ndarray]:
         """Put some in-process cars back at rest at ``poses`` with fresh race records while
         the others run on (independent episodes sharing one engine, as in a vector
         environment); returns their sensors due in this frame, rendered where they now are."""
@@ -330,12 +330,12 @@ class Engine:
             states[name] = read_state(self.vehicles[name])
         return {name: states[name] for name in self.vehicles}
 
-    def _render(self) -> dict[str, np.ndarray]:
+    def _render(self) -> Mapping[str, np.ndarray]:
         due = self.schedule.due(self.step)
         return self._render_sensors(self.states, due) if due else {}
 
     def _render_sensors(self, states: Mapping[str, CarState],
-                        due: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+                        due: Sequence[tuple[str, str]]) -> Mapping[str, np.ndarray]:
         renderer = self.renderer
         poses = self.render_poses(states)
         if isinstance(renderer, InProcessRenderer):

@@ -115,7 +115,7 @@ class InProcessRenderer:
         self.backend.reseed(seed, cars)
 
     def render(self, time_ns: int, poses: RenderPoses,
-               due: Sequence[SensorKey]) -> dict[str, np.ndarray]:
+               due: Sequence[SensorKey]) -> Mapping[str, np.ndarray]:
         """The frames of the ``due`` sensors at ``time_ns``, by name."""
         return self.backend.render_frames(time_ns, poses, due)
 

@@ -20,6 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from arsim_core.engine import Engine, InProcessRenderer
+from arsim_core.rows import stacked
 from arsim_gym.env import RaceEnv, clip_ranges, parse_pose
 from arsim_gym.rewards import LapReward, ProgressReward
 from arsim_gym.setup import build_race
@@ -68,7 +69,7 @@ class RaceVectorEnv(VectorEnv):
                              sectors=t.sectors)
         self.engine.load_track(setup.world)
         self.cars = self.engine.names
-        self.scan_keys = [f'{car}/{setup.scan[car].name}' for car in self.cars]
+        self.scan_keys = tuple(f'{car}/{setup.scan[car].name}' for car in self.cars)
         self.start = self.engine.start_poses[self.cars[0]]
         self.base_configs = dict(self.engine.configs)
         self.reward_kind = type(t.reward_fn)
@@ -150,7 +151,8 @@ class RaceVectorEnv(VectorEnv):
             for i in np.flatnonzero(~usable):
                 t._valid(*rows[i].tolist())  # warns, as RaceEnv does
         restarting = self._autoreset
-        if restarting.any():
+        any_restarting = bool(restarting.any())
+        if any_restarting:
             usable &= ~restarting
         if t.action_mode == 'speed':
             self.engine.drive_all(rows[:, 1], rows[:, 0], usable)
@@ -158,7 +160,7 @@ class RaceVectorEnv(VectorEnv):
             self.engine.set_inputs_all(rows[:, 0], rows[:, 1], usable)
         frame = self.engine.advance()
         scans = frame.sensors
-        if restarting.any():
+        if any_restarting:
             self._restart(restarting)
             scans = {**scans, **self._scans}
         table = self.engine.metrics.progress_table(self.cars)
@@ -176,7 +178,7 @@ class RaceVectorEnv(VectorEnv):
             truncated |= self.engine.time_ns * 1e-9 - self._episode_start >= t.max_time - 1e-9
         if t.max_laps is not None:
             truncated |= table[:, 2] >= t.max_laps
-        if restarting.any():
+        if any_restarting:
             terminated = terminated & ~restarting
             truncated &= ~restarting
             rewards[restarting] = 0.0
@@ -197,7 +199,7 @@ class RaceVectorEnv(VectorEnv):
         if table is None:
             table = self.engine.metrics.progress_table(self.cars)
         low, high = self.template._scan_range
-        ranges = np.array([scans[key] for key in self.scan_keys])
+        ranges = stacked(scans, self.scan_keys)  # this frame's own array: clipped in place
         clip_ranges(ranges, low, high, out=ranges)
         states = self.engine.planar_states().astype(np.float32)
         lap = table.astype(np.float32)

@@ -32,9 +32,6 @@ from .params import LF, LR, STEER_MAX, STEER_MIN, V_MAX, V_MIN
 from .stepping import KS, MODEL_IDS, advance_rows
 from .vehicle import ModelDivergedError, Vehicle, substeps
 
-# The steering rate, acceleration and jerk limits of a command, next to each other.
-_COMMAND_LIMITS = slice(SV_LIMIT, JERK_LIMIT + 1)
-
 #: Columns of ``Fleet.planar``: what ``Vehicle.planar_state`` returns, one row per car.
 PLANAR_COLUMNS = ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steering_angle')
 
@@ -57,6 +54,20 @@ def planar_rows(model: int, x: np.ndarray, p: np.ndarray, out: np.ndarray) -> No
             out[i, 4] = row[3] * math.sin(row[6])
             out[i, 5] = row[5]
         out[i, 6] = row[2]
+
+
+@kernel
+def ackermann_rows(controls: np.ndarray, active: np.ndarray, speed: np.ndarray,
+                   steering_angle: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
+    """``Fleet.set_ackermann`` in one compiled loop: a NumPy statement per field costs more
+    than the whole command for a grid of cars."""
+    for i in range(controls.shape[0]):
+        if active[i]:
+            controls[i, MODE] = MODE_ACKERMANN
+            controls[i, SPEED_TARGET] = min(max(speed[i], low[i, 0]), high[i, 0])
+            controls[i, STEER_TARGET] = min(max(steering_angle[i], low[i, 1]), high[i, 1])
+            for j in range(SV_LIMIT, JERK_LIMIT + 1):  # no limits of the command
+                controls[i, j] = 0.0
 
 
 class Fleet:
@@ -136,18 +147,7 @@ class Fleet:
         """``Vehicle.set_ackermann(speed, steering_angle)`` (no limits of the command, targets
         clipped to each car's) for the vehicles where ``active``; one value per vehicle, all
         finite."""
-        c, lo, hi = self.controls, self._low, self._high
-        if active.all():
-            c[:, MODE] = MODE_ACKERMANN
-            c[:, SPEED_TARGET] = np.minimum(np.maximum(speed, lo[:, 0]), hi[:, 0])
-            c[:, STEER_TARGET] = np.minimum(np.maximum(steering_angle, lo[:, 1]), hi[:, 1])
-            c[:, _COMMAND_LIMITS] = 0.0
-            return
-        rows = np.flatnonzero(active)
-        c[rows, MODE] = MODE_ACKERMANN
-        c[rows, SPEED_TARGET] = np.clip(speed[rows], lo[rows, 0], hi[rows, 0])
-        c[rows, STEER_TARGET] = np.clip(steering_angle[rows], lo[rows, 1], hi[rows, 1])
-        c[rows, _COMMAND_LIMITS] = 0.0
+        ackermann_rows(self.controls, active, speed, steering_angle, self._low, self._high)
 
     def set_inputs(self, active: np.ndarray, steering_rate: np.ndarray,
                    acceleration: np.ndarray) -> None:

@@ -65,7 +65,10 @@ class Referee:
         self.response = collisions.response
         self.world: CollisionWorld | None = None
         self.start_pose: dict[str, Pose2D] = {}
-        self.free_pose: dict[str, Pose2D] = {}  # last pose of each car without contact
+        self._free_pose: dict[str, Pose2D] = {}  # last pose of each car without contact
+        # the latest frame in which no car touched anything (names, (n, 3) poses), kept as
+        # it came: it reaches ``free_pose`` only when someone reads that, not every frame
+        self._free_rows: tuple[Sequence[str], np.ndarray] | None = None
         self.in_contact: set[tuple[str, str]] = set()
         self._names = [car.name for car in cars]
         self._half_extents = np.array([[c.profile.footprint.length / 2.0,
@@ -77,9 +80,22 @@ class Referee:
         self.restart()
         self.start_pose = start_poses(list(self.cars.values()), track_start)
 
+    @property
+    def free_pose(self) -> dict[str, Pose2D]:
+        """The last pose of each car in which it touched nothing."""
+        self._keep_free_rows()
+        return self._free_pose
+
+    def _keep_free_rows(self) -> None:
+        if self._free_rows is not None:
+            names, poses = self._free_rows
+            self._free_rows = None
+            self._free_pose.update(zip(names, map(tuple, poses.tolist()), strict=True))
+
     def restart(self) -> None:
         """Forget every contact and free pose, as at the start of a run."""
-        self.free_pose.clear()
+        self._free_rows = None
+        self._free_pose.clear()
         self.in_contact.clear()
 
     def judge(self, states: Mapping[str, CarState],
@@ -100,7 +116,9 @@ class Referee:
         contacts = self.world.contacts_at(names, poses, extents,
                                           car_to_car=self.response != 'ghost')
         if not contacts and not self.in_contact:  # the usual frame: nothing touches
-            self.free_pose.update(zip(names, map(tuple, poses.tolist()), strict=True))
+            if self._free_rows is not None and self._free_rows[0] != names:
+                self._keep_free_rows()  # a frame of other cars: theirs stay
+            self._free_rows = (names, poses.copy())
             return NO_JUDGEMENT
         touching = {(c.car, c.other) for c in contacts}
         events = tuple(Event(car, COLLISION, f'{car} touched '

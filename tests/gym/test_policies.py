@@ -426,7 +426,7 @@ def test_the_bubble_keeps_the_aim_clear_of_the_nearest_obstacle() -> None:
 
 
 def test_follow_the_gap_drives_arsim_ring(ring: Track, f1tenth: Vehicle) -> None:
-    from arsim_core.backend.raycast import make_raycaster
+    from arsim_core.backend.raycasters import make_raycaster
     from arsim_core.engine import TrackWorld
     from arsim_core.track import LABEL_BARRIER
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
-from arsim_core.backend.raycast import EmbreeRaycaster, NumpyRaycaster
+from arsim_core.backend.raycast_embreex import EmbreeRaycaster
+from arsim_core.backend.raycast_numpy import NumpyRaycaster
 from arsim_core.sensors import labels
 
 HALF = 5.0  # the room spans [-HALF, HALF] in x and y

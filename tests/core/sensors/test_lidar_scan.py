@@ -14,7 +14,7 @@ import pytest
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.frames import Context
 from arsim_core.backend.lidar import Lidar2D, sensor_rays
-from arsim_core.backend.raycast import EmbreeRaycaster
+from arsim_core.backend.raycast_embreex import EmbreeRaycaster
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from arsim_core.backend.boxes import BoxLayer
-from arsim_core.backend.raycast import Raycaster, make_raycaster
+from arsim_core.backend.raycast import Raycaster
+from arsim_core.backend.raycasters import make_raycaster
 from arsim_core.backend.shapes import Footprint, Hits, Pose, nearer
 from arsim_core.sensors import labels
 

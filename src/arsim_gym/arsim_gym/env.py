@@ -32,6 +32,7 @@ KEYWORDS = ('track', 'num_cars', 'timestep', 'scenario', 'profile', 'control', '
             'opponents', 'opponent_speed', 'observe', 'reward', 'max_time', 'max_laps',
             'randomization', 'collisions', 'sectors', 'threads', 'render_mode')
 RACE_KEYS = ('lap_fraction', 'progress', 'laps', 'lap_time')
+ACTION_TOLERANCE = 1e-6  # beyond the action space's bounds, still applied (float32 rounding)
 
 
 class RaceEnv(gymnasium.Env):
@@ -140,11 +141,15 @@ class RaceEnv(gymnasium.Env):
             high = [params.steering.max_rate, params.longitudinal.max_acceleration]
         self._action_low = np.array(low, np.float32)
         self._action_high = np.array(high, np.float32)
+        # what ``_valid`` accepts: the space's bounds widened by a tolerance, as Python floats
+        self._action_bounds = (
+            (self._action_low.astype(np.float64) - ACTION_TOLERANCE).tolist(),
+            (self._action_high.astype(np.float64) + ACTION_TOLERANCE).tolist())
         self.action_space = spaces.Box(np.tile(self._action_low, (*lead, 1)).reshape(*lead, 2),
                                        np.tile(self._action_high, (*lead, 1)).reshape(*lead, 2),
                                        dtype=np.float32)
         scan = self.setup.scan[ego]
-        self._scan_key = f'{ego}/{scan.name}'
+        self._scan_keys = {car: f'{car}/{spec.name}' for car, spec in self.setup.scan.items()}
         self._scan_range = (np.float32(scan.range_min), np.float32(scan.range_max))
         inf = np.inf
         entries: dict[str, spaces.Space[Any]] = {
@@ -249,10 +254,9 @@ class RaceEnv(gymnasium.Env):
         if not (math.isfinite(a0) and math.isfinite(a1)):
             warnings.warn(f'ignoring a non-finite action ({a0}, {a1})', stacklevel=3)
             return False
-        low, high = self._action_low, self._action_high
-        tolerance = 1e-6
-        if not (low[0] - tolerance <= a0 <= high[0] + tolerance
-                and low[1] - tolerance <= a1 <= high[1] + tolerance):
+        (low0, low1), (high0, high1) = self._action_bounds
+        if not (low0 <= a0 <= high0 and low1 <= a1 <= high1):
+            low, high = self._action_low, self._action_high
             warnings.warn(f'ignoring an action ({a0:g}, {a1:g}) outside the action space '
                           f'[{low.tolist()}, {high.tolist()}]', stacklevel=3)
             return False
@@ -265,7 +269,7 @@ class RaceEnv(gymnasium.Env):
             if isinstance(policy, PurePursuit):
                 steer, speed = policy.act(states[name])
             else:
-                steer, speed = policy.act(sensors[f'{name}/{self.setup.scan[name].name}'])
+                steer, speed = policy.act(sensors[self._scan_keys[name]])
             self.engine.vehicles[name].set_ackermann(speed, steer)
 
     def _race(self) -> dict[str, CarRaceStatus]:
@@ -283,7 +287,7 @@ class RaceEnv(gymnasium.Env):
         s = frame.states[car]
         status = self._statuses[car]
         low, high = self._scan_range
-        scan = frame.sensors[f'{car}/{self.setup.scan[car].name}']
+        scan = frame.sensors[self._scan_keys[car]]
         # One buffer for the scalars, handed out as views: a third of the allocations.
         values = np.array((s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle,
                            status.lap_fraction, status.progress, status.lap_time), np.float32)

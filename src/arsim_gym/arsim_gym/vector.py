@@ -77,9 +77,8 @@ class RaceVectorEnv(VectorEnv):
         self._progress = np.zeros(self.num_envs)
         self._laps = np.zeros(self.num_envs)
         self._episode_start = np.zeros(self.num_envs)
-        # the action space's bounds, with the tolerance RaceEnv allows
-        self._action_low = t._action_low.astype(np.float64) - 1e-6
-        self._action_high = t._action_high.astype(np.float64) + 1e-6
+        # the actions RaceEnv applies
+        self._action_low, self._action_high = (np.array(bound) for bound in t._action_bounds)
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:

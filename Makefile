@@ -14,7 +14,7 @@ build:
 # `exec` replaces the shell with python, so Ctrl-C (SIGINT) reaches the simulator directly.
 sim:
 	bash tools/setup.sh
-	source tools/env.sh && exec python3 -m arsim_launch.sim $(ARGS)
+	source tools/env.sh && exec python3 -m arsim_launch $(ARGS)
 
 # pytest's exit code is the target's exit code.
 test:

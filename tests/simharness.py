@@ -98,7 +98,7 @@ class LoggedProcess:
 
 
 class Simulation:
-    """``python3 -m arsim_launch.sim`` with a settings file derived from the default one."""
+    """``python3 -m arsim_launch`` with a settings file derived from the default one."""
 
     def __init__(self, workdir: Path, settings: dict[str, Any] | None = None,
                  arguments: tuple[str, ...] = ()) -> None:
@@ -127,7 +127,7 @@ class Simulation:
 
     def start(self) -> None:
         self.launch = LoggedProcess(
-            [sys.executable, '-m', 'arsim_launch.sim', f'config:={self.settings_file}',
+            [sys.executable, '-m', 'arsim_launch', f'config:={self.settings_file}',
              *self.arguments], self.env, self.log_path, start_new_session=True)
 
     @property

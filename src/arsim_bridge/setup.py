@@ -18,12 +18,12 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'bridge = arsim_bridge.bridge_node:main',
-            'description = arsim_bridge.description_node:main',
-            'dynamics = arsim_bridge.dynamics_node:main',
-            'container = arsim_bridge.container:main',
-            'sensors = arsim_bridge.sensor_node:main',
-            'track_loader = arsim_bridge.track_node:main',
+            'bridge = arsim_bridge.entry_points:bridge',
+            'description = arsim_bridge.entry_points:description',
+            'dynamics = arsim_bridge.entry_points:dynamics',
+            'container = arsim_bridge.entry_points:container',
+            'sensors = arsim_bridge.entry_points:sensors',
+            'track_loader = arsim_bridge.entry_points:track_loader',
         ],
     },
 )

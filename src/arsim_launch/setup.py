@@ -35,7 +35,7 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'sim = arsim_launch.sim:main',
+            'sim = arsim_launch.__main__:main',
         ],
     },
 )

@@ -18,7 +18,7 @@ from simharness import Probe, installed_resources, ros_env
 
 
 def run_sim(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'arsim_launch.sim', *arguments],
+    return subprocess.run([sys.executable, '-m', 'arsim_launch', *arguments],
                           env=ros_env(77), capture_output=True, text=True, timeout=timeout)
 
 

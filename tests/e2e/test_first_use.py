@@ -37,7 +37,7 @@ def test_arsim_track_runs_from_another_directory(repo_root: Path, tmp_path: Path
 
 
 def run_sim(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'arsim_launch.sim', *arguments],
+    return subprocess.run([sys.executable, '-m', 'arsim_launch', *arguments],
                           env=ros_env(79), capture_output=True, text=True, timeout=60)
 
 

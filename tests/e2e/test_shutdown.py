@@ -43,6 +43,23 @@ def test_a_signal_stops_every_process_quickly_without_a_traceback(simulation, si
     assert 'arsim-embedded stopped' in log and 'results:' in log
 
 
+@pytest.mark.parametrize('delay_s', [0.3, 1.0, 2.0, 3.5])
+def test_a_signal_during_start_up_stops_everything_quietly(simulation, delay_s: float) -> None:
+    """Ctrl-C while the runner and its children are still importing or setting up: no
+    traceback, a clean exit and no process left, whenever it comes."""
+    sim = simulation()
+    time.sleep(delay_s)
+    start = time.monotonic()
+    os.kill(sim.process.pid, signal.SIGINT)
+    code = sim.process.wait(30)
+    while sim.session_processes() and time.monotonic() - start < 30:
+        time.sleep(0.05)
+    assert sim.session_processes() == []
+    log = sim.log
+    assert code == 0, log
+    assert not [word for word in NOISE if word in log], log
+
+
 def test_a_dying_worker_thread_stops_its_process_with_one_line(tmp_path: Path) -> None:
     script = Path(__file__).with_name('dying_thread_node.py')
     result = subprocess.run([sys.executable, str(script)], env=ros_env(78), timeout=60,

@@ -1,6 +1,6 @@
 """Launch arguments (``name:=value``) and the settings overrides they stand for.
 
-One table serves ``python3 -m arsim_launch.sim`` and ``sim.launch.py``, so both take the same
+One table serves ``python3 -m arsim_launch`` and ``sim.launch.py``, so both take the same
 arguments. Each is checked here, before anything starts, and a bad value stops the launch with
 a message naming the argument and what it expects.
 """

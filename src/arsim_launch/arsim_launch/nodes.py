@@ -1,6 +1,6 @@
 """Turn a scenario into the list of processes to start, as plain data.
 
-``sim.launch.py`` (ros2 launch) and ``python3 -m arsim_launch.sim`` (no launch installed) both
+``sim.launch.py`` (ros2 launch) and ``python3 -m arsim_launch`` (no launch installed) both
 start exactly this list, so the two ways of running arsim cannot drift apart.
 """
 

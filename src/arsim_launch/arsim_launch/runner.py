@@ -15,6 +15,7 @@ children's output passes through the runner for that (``arsim_launch.output``).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import subprocess
@@ -25,12 +26,14 @@ from pathlib import Path
 
 import yaml
 
+from arsim_core.entrypoints import STOP_SIGNALS
 from arsim_launch.failures import describe, failure_message, how_it_ended
 from arsim_launch.nodes import NodeSpec
 from arsim_launch.output import OutputPump
 
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 5.0
+OWN_PACKAGES = ('arsim_core', 'arsim_bridge')  # console scripts of arsim_core.entrypoints
 
 
 def command(spec: NodeSpec, params_dir: Path) -> list[str]:
@@ -52,13 +55,17 @@ def command(spec: NodeSpec, params_dir: Path) -> list[str]:
     return args
 
 
-def _child_setup() -> None:
+def _child_setup(ours: bool) -> None:
     """Own process group, so a terminal's Ctrl-C reaches only the runner, which then stops the
-    children once and in order; and death with the runner, so nothing is orphaned."""
+    children once and in order; and death with the runner, so nothing is orphaned. ``ours``
+    (arsim's console scripts) start with SIGINT and SIGTERM blocked: a stop that comes while
+    the interpreter starts waits until ``arsim_core.entrypoints`` can end it quietly."""
     os.setpgid(0, 0)
     # A runner started in the background (`&` in a script) ignores SIGINT, and ignored signals
     # survive exec: the children must still stop on the SIGINT the runner sends them.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if ours:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         libc = ctypes.CDLL('libc.so.6', use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -80,7 +87,8 @@ class ProcessGroup:
         for spec in self.specs:
             process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       preexec_fn=_child_setup)
+                                       preexec_fn=functools.partial(
+                                           _child_setup, spec.package in OWN_PACKAGES))
             self.children.append((spec, process))
             self.output.add(spec.name, process.stdout, process.stderr)
 

@@ -1,4 +1,4 @@
-"""``python3 -m arsim_launch.sim``: run a scenario without ros2 launch.
+"""``python3 -m arsim_launch`` (through ``__main__``): run a scenario without ros2 launch.
 
 Arguments are those of ``ros2 launch arsim_launch sim.launch.py`` (``arsim_launch.arguments``),
 e.g. ``track:=<name or path> cars:=3 profile:=<name> rtf:=1.0``; ``--help`` lists them.
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv):
-        print(f'usage: python3 -m arsim_launch.sim [name:=value ...]\n{usage()}')
+        print(f'usage: python3 -m arsim_launch [name:=value ...]\n{usage()}')
         return 0
     try:
         arguments = parse_arguments(argv)

@@ -1,0 +1,30 @@
+"""The nodes' console scripts: each imports its node only once a stop request during the
+import would end it quietly (``arsim_core.entrypoints``)."""
+
+from __future__ import annotations
+
+from arsim_core.entrypoints import run
+
+
+def bridge() -> None:
+    run('arsim_bridge.bridge_node')
+
+
+def container() -> None:
+    run('arsim_bridge.container')
+
+
+def description() -> None:
+    run('arsim_bridge.description_node')
+
+
+def dynamics() -> None:
+    run('arsim_bridge.dynamics_node')
+
+
+def sensors() -> None:
+    run('arsim_bridge.sensor_node')
+
+
+def track_loader() -> None:
+    run('arsim_bridge.track_node')

@@ -1,0 +1,14 @@
+"""``python3 -m arsim_launch``: the simulator's launcher (``arsim_launch.sim``), quiet when
+stopped while it starts (``arsim_core.entrypoints``)."""
+
+from __future__ import annotations
+
+from arsim_core.entrypoints import run
+
+
+def main() -> None:
+    run('arsim_launch.sim')
+
+
+if __name__ == '__main__':
+    main()

@@ -108,3 +108,27 @@ def test_a_process_that_stops_answering_stops_the_run_through_the_bridge(
     assert message.startswith('[arsim] required process arsim_bridge exited with code 1'), log
     assert says in message, log
     assert _left_over(private_tmp) == []
+
+
+@pytest.mark.parametrize(('stopped', 'marker'), [
+    ('arsim_bridge', b'__node:=arsim_bridge'),
+    ('ego_sensors', b'__node:=ego_sensors'),
+], ids=['bridge', 'sensors'])
+def test_a_process_without_a_sign_of_life_stops_the_run(tmp_path, private_tmp, stopped,
+                                                        marker) -> None:
+    # SIGSTOP: alive, but its loops no longer beat (arsim_core.heartbeat); nobody else waits
+    # on it, so only the launcher's watch can tell.
+    timeout_s = 6.0
+    sim, code, took = _run_and_kill(tmp_path, private_tmp, marker,
+                                    {'simulation': {'heartbeat_timeout_s': timeout_s}},
+                                    signal.SIGSTOP)
+    log = sim.log
+    assert code == 1, log
+    assert sim.session_processes() == [], log
+    assert timeout_s < took < timeout_s + FAILURE_BOUND_S, f'stopping took {took:.1f} s\n{log}'
+    print(f'{stopped} stopped: run stopped {took:.1f} s later')
+    messages = [line for line in log.splitlines() if '[arsim] required process' in line]
+    assert len(messages) == 1, log
+    assert messages[0].startswith(f'[arsim] required process {stopped} stopped answering '
+                                  f'(no sign of life for '), log
+    assert _left_over(private_tmp) == []

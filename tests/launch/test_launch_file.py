@@ -3,13 +3,16 @@ replaced by recorders, so its arguments and the processes it starts can be check
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
+import time
 import types
 from pathlib import Path
 
 import pytest
 
+from arsim_core import heartbeat
 from arsim_launch.arguments import NAMES
 
 LAUNCH_FILE = Path(__file__).resolve().parents[2] / 'src' / 'arsim_launch' / 'launch' / \
@@ -43,12 +46,13 @@ def launch_file(monkeypatch):
 
         kinds = {name: type(name, (Action,), {}) for name in (
             'LaunchDescription', 'DeclareLaunchArgument', 'EmitEvent', 'ExecuteProcess',
-            'LogInfo', 'OpaqueFunction', 'RegisterEventHandler', 'OnProcessExit',
-            'OnProcessIO', 'Shutdown', 'Node', 'ParameterValue')}
+            'LogInfo', 'OpaqueFunction', 'RegisterEventHandler', 'TimerAction', 'OnProcessExit',
+            'OnProcessIO', 'OnShutdown', 'Shutdown', 'Node', 'ParameterValue')}
         modules = {'launch': ['LaunchDescription'],
                    'launch.actions': ['DeclareLaunchArgument', 'EmitEvent', 'ExecuteProcess',
-                                      'LogInfo', 'OpaqueFunction', 'RegisterEventHandler'],
-                   'launch.event_handlers': ['OnProcessExit', 'OnProcessIO'],
+                                      'LogInfo', 'OpaqueFunction', 'RegisterEventHandler',
+                                      'TimerAction'],
+                   'launch.event_handlers': ['OnProcessExit', 'OnProcessIO', 'OnShutdown'],
                    'launch.events': ['Shutdown'],
                    'launch_ros': [], 'launch_ros.actions': ['Node'],
                    'launch_ros.parameter_descriptions': ['ParameterValue']}
@@ -121,3 +125,32 @@ def test_a_process_ending_during_a_shutdown_is_not_a_failure(launch_file) -> Non
     stopping = types.SimpleNamespace(is_shutdown=True)
     assert exits['ego_dynamics'].kwargs['on_exit'](
         types.SimpleNamespace(returncode=0), stopping) is None
+
+
+def test_a_required_process_without_a_sign_of_life_stops_the_launch(launch_file) -> None:
+    _, actions = launch_file.actions()
+    started = [a for a in actions if type(a).__name__ in ('Node', 'ExecuteProcess')]
+    files = {a.kwargs['name']: Path(a.kwargs['additional_env'][heartbeat.ENV]) for a in started}
+    assert set(files) == {a.kwargs['name'] for a in started}
+    shutdown = [h for a in actions if type(a).__name__ == 'RegisterEventHandler'
+                for h in a.args if type(h).__name__ == 'OnShutdown']
+    [timer] = [a for a in actions if type(a).__name__ == 'TimerAction']
+    running = types.SimpleNamespace(is_shutdown=False)
+    try:
+        for path in files.values():
+            path.touch()
+        [again] = timer.kwargs['actions'][0].kwargs['function'](running)
+        assert type(again).__name__ == 'TimerAction'  # all fresh: it looks again later
+
+        stale = time.time() - 30.0  # the default timeout is 20 s
+        os.utime(files['ego_sensors'], (stale, stale))
+        _handlers(actions, 'OnProcessIO')['ego_sensors'].kwargs['on_stderr'](
+            types.SimpleNamespace(text=b'[INFO] [ego_sensors]: ready\n'))
+        log, emit = again.kwargs['actions'][0].kwargs['function'](running)
+        assert log.kwargs['msg'].startswith('[arsim] required process ego_sensors stopped '
+                                            'answering (no sign of life for 30.')
+        assert log.kwargs['msg'].endswith('    | [INFO] [ego_sensors]: ready')
+        assert emit.kwargs['event'].kwargs['reason'] == 'ego_sensors stopped answering'
+    finally:
+        shutdown[0].kwargs['on_shutdown'](None, running)
+    assert not next(iter(files.values())).parent.exists()

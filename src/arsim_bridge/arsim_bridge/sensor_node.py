@@ -26,6 +26,7 @@ from arsim_bridge.republishers.base import CarFrame
 from arsim_core import protocol
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import relative_pose
+from arsim_core.heartbeat import Heartbeat
 from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
@@ -79,7 +80,9 @@ class SensorNode(Node):
     def _receive(self) -> None:
         poller = zmq.Poller()
         poller.register(self._socket, zmq.POLLIN)
+        alive = Heartbeat.from_environment(f'{self.get_name()}-receive')
         while not self._stop.is_set():
+            alive.beat()
             if not poller.poll(100):
                 continue
             frames = self._socket.recv_multipart(copy=False)

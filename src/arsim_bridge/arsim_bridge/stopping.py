@@ -23,6 +23,8 @@ from types import FrameType
 from rclpy.executors import Executor
 from rclpy.node import Node
 
+from arsim_core import heartbeat
+
 
 @dataclass
 class _State:
@@ -42,10 +44,12 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def install() -> None:
-    """Route SIGINT and SIGTERM to the stop request (main thread only, before rclpy.init)."""
+    """Route SIGINT and SIGTERM to the stop request (main thread only, before rclpy.init), and
+    let ``spin_once`` beat the launcher's heartbeat (``arsim_core.heartbeat``)."""
     _state.requested, _state.dispatching, _state.failure = False, 0, None
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
+    heartbeat.start()
 
 
 def shutting_down() -> None:
@@ -63,7 +67,8 @@ def failure() -> str | None:
 
 def spin_once(executor: Executor, timeout_sec: float) -> None:
     """``executor.spin_once`` that raises a pending stop request after it, not inside a
-    callback."""
+    callback. The main loop of every node process turns here: a sign of life."""
+    heartbeat.beat()
     _state.dispatching += 1
     try:
         executor.spin_once(timeout_sec=timeout_sec)

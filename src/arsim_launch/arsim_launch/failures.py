@@ -2,8 +2,9 @@
 
 A simulation is only useful whole: without its backend, bridge, track loader, a car's dynamics
 or its sensors, the others would wait or publish stale data. So when a required process ends,
-the launcher stops every other one and says once which process it was, how it ended and what it
-printed last (its own last words are usually the reason).
+or lives on without a sign of life, the launcher stops every other one and says once which
+process it was, what happened and what it printed last (its own last words are usually the
+reason).
 """
 
 from __future__ import annotations
@@ -52,8 +53,18 @@ def how_it_ended(code: int | None) -> str:
 
 def failure_message(spec: NodeSpec, code: int | None, last: list[str]) -> str:
     """The one message a launcher prints when required process ``spec`` ended by itself."""
-    text = (f'[arsim] required process {describe(spec)} {how_it_ended(code)}; stopping the '
-            f'simulation')
+    return _stopping_because(spec, how_it_ended(code), last)
+
+
+def silence_message(spec: NodeSpec, seconds: float, last: list[str]) -> str:
+    """The one message a launcher prints when required process ``spec`` lives on but has
+    shown no sign of life for ``seconds`` (``arsim_core.heartbeat``)."""
+    return _stopping_because(spec, f'stopped answering (no sign of life for {seconds:.1f} s '
+                                   f'of wall time)', last)
+
+
+def _stopping_because(spec: NodeSpec, what: str, last: list[str]) -> str:
+    text = f'[arsim] required process {describe(spec)} {what}; stopping the simulation'
     if not last:
         return f'{text} (it printed nothing)'
     return text + '. Its last lines:\n' + '\n'.join(f'    | {line}' for line in last)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 import signal
 import subprocess
@@ -26,8 +27,9 @@ from pathlib import Path
 
 import yaml
 
+from arsim_core import heartbeat
 from arsim_core.entrypoints import STOP_SIGNALS
-from arsim_launch.failures import describe, failure_message, how_it_ended
+from arsim_launch.failures import describe, failure_message, how_it_ended, silence_message
 from arsim_launch.nodes import NodeSpec
 from arsim_launch.output import OutputPump
 
@@ -76,16 +78,20 @@ def _child_setup(ours: bool) -> None:
 class ProcessGroup:
     """The running children; ``wait`` returns the exit code the whole simulation should have."""
 
-    def __init__(self, specs: list[NodeSpec]) -> None:
+    def __init__(self, specs: list[NodeSpec], heartbeat_timeout_s: float = math.inf) -> None:
         self.specs = specs
         self._tmp = tempfile.TemporaryDirectory(prefix='arsim-')
         self.children: list[tuple[NodeSpec, subprocess.Popen]] = []
         self.output = OutputPump(sys.stdout.fileno(), sys.stderr.fileno())
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self._heartbeats = Path(self._tmp.name, 'heartbeats')
+        self._heartbeats.mkdir()
 
     def start(self) -> None:
         env = child_environment()
         for spec in self.specs:
-            process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=env,
+            own_env = {**env, heartbeat.ENV: str(self._heartbeats / spec.name)}
+            process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=own_env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        preexec_fn=functools.partial(
                                            _child_setup, spec.package in OWN_PACKAGES))
@@ -93,10 +99,19 @@ class ProcessGroup:
             self.output.add(spec.name, process.stdout, process.stderr)
 
     def wait(self) -> int:
-        """Block until a required process ends, say which and how, and return 1. One that is
-        not required (a description publisher, RViz) is only reported."""
+        """Block until a required process ends or stops answering, say which and how, and
+        return 1. One that is not required (a description publisher, RViz) is only reported."""
         reported: set[str] = set()
+        next_check = 0.0
         while True:
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + heartbeat.PERIOD_S
+                silent = self._silent()
+                if silent is not None:
+                    spec, seconds = silent
+                    print(silence_message(spec, seconds, self.output.lines(spec.name)),
+                          file=sys.stderr, flush=True)
+                    return 1
             for spec, process in self.children:
                 code = process.poll()
                 if code is None or spec.name in reported:
@@ -109,6 +124,15 @@ class ProcessGroup:
                 print(f'[arsim] {describe(spec)} {how_it_ended(code)}; the simulation goes on '
                       f'without it', file=sys.stderr, flush=True)
             time.sleep(0.05)
+
+    def _silent(self) -> tuple[NodeSpec, float] | None:
+        """A running required child whose heartbeat is older than the timeout, and its age."""
+        for spec, process in self.children:
+            if spec.required and process.poll() is None:
+                seconds = heartbeat.silence(self._heartbeats / spec.name)
+                if seconds is not None and seconds > self.heartbeat_timeout_s:
+                    return spec, seconds
+        return None
 
     def stop(self) -> bool:
         """SIGINT, then SIGTERM, then SIGKILL, each after a grace period. True if every child
@@ -158,9 +182,10 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
 
 
-def run(specs: list[NodeSpec]) -> int:
-    """Start ``specs``, wait until one that matters ends or a signal comes, stop them all."""
-    group = ProcessGroup(specs)
+def run(specs: list[NodeSpec], heartbeat_timeout_s: float = math.inf) -> int:
+    """Start ``specs``, wait until one that matters ends or stops answering (no heartbeat for
+    ``heartbeat_timeout_s``) or a signal comes, stop them all."""
+    group = ProcessGroup(specs, heartbeat_timeout_s)
     stop_on_signals()
     code = 0
     try:

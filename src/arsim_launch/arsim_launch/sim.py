@@ -50,7 +50,7 @@ def _main(argv: list[str] | None) -> int:
         else:
             print('[arsim] rviz2 is not installed here (the PyPI runtime has none); run it '
                   'where ROS 2 is installed, on the same ROS_DOMAIN_ID', file=sys.stderr)
-    return run(processes)
+    return run(processes, scenario.heartbeat_timeout_s)
 
 
 if __name__ == '__main__':

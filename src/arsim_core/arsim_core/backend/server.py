@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 import zmq
 
-from arsim_core import endpoints, protocol
+from arsim_core import endpoints, heartbeat, protocol
 from arsim_core.backend import wire
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
@@ -347,8 +347,10 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
              protocol.PROTOCOL_VERSION, max_request_mib)
     poller = zmq.Poller()
     poller.register(socket, zmq.POLLIN)
+    heartbeat.start()
     try:
         while not stop.is_set():
+            heartbeat.beat()
             if not poller.poll(200):
                 continue
             frames, refusal = receive(socket, max_bytes)

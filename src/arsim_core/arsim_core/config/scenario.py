@@ -86,6 +86,7 @@ class Scenario:
     wait_for_drivers: bool
     driver_timeout_s: float
     dynamics_timeout_s: float  # a car's dynamics silent this long (wall time) stop the run
+    heartbeat_timeout_s: float  # a required process without a sign of life this long stops it
     start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
     backend: BackendSettings
@@ -134,8 +135,8 @@ def load_scenario(path: str | Path, resources: str | Path,
 
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
-                        'driver_timeout_s', 'dynamics_timeout_s', 'start_on_first_command',
-                        'group_car_nodes'})
+                        'driver_timeout_s', 'dynamics_timeout_s', 'heartbeat_timeout_s',
+                        'start_on_first_command', 'group_car_nodes'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -158,6 +159,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         wait_for_drivers=wait_for_drivers,
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
         dynamics_timeout_s=sim.number('dynamics_timeout_s', 5.0, minimum=0.1),
+        heartbeat_timeout_s=sim.number('heartbeat_timeout_s', 20.0, minimum=1.0),
         start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
         backend=_backend(backend),

@@ -1,0 +1,44 @@
+"""Heartbeats: a process beats the file its launcher names, a thread beats one beside it, and
+the launcher reads the stalest of them."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from arsim_core import heartbeat
+from arsim_core.heartbeat import Heartbeat
+
+
+def test_without_a_launcher_nothing_is_written(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(heartbeat.ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    Heartbeat.from_environment().beat()
+    Heartbeat.from_environment('receive').beat()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_stalest_beat_of_a_process_and_its_threads_counts(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    path = tmp_path / 'ego_sensors'
+    monkeypatch.setenv(heartbeat.ENV, str(path))
+    assert heartbeat.silence(path) is None  # not started yet: nothing to judge
+    main, thread = Heartbeat.from_environment(), Heartbeat.from_environment('scan-receive')
+    main.beat()
+    thread.beat()
+    assert thread.path == tmp_path / 'ego_sensors.scan-receive'
+    assert heartbeat.silence(path) < 1.0
+
+    old = time.time() - 10.0
+    os.utime(thread.path, (old, old))  # the thread is stuck while the main loop runs
+    main.beat()
+    assert 9.0 < heartbeat.silence(path) < 11.0
+    thread.beat()  # within PERIOD_S of its last beat: not written again
+    assert 9.0 < heartbeat.silence(path) < 11.0
+
+
+def test_a_beat_after_the_launchers_folder_is_gone_is_harmless(tmp_path: Path) -> None:
+    beating = Heartbeat(tmp_path / 'gone' / 'bridge')
+    beating.beat()
+    assert beating.path is None

@@ -24,6 +24,7 @@ setup(
             'container = arsim_bridge.entry_points:container',
             'sensors = arsim_bridge.entry_points:sensors',
             'track_loader = arsim_bridge.entry_points:track_loader',
+            'foxglove = arsim_bridge.entry_points:foxglove',
         ],
     },
 )

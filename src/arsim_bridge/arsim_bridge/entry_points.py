@@ -28,3 +28,7 @@ def sensors() -> None:
 
 def track_loader() -> None:
     run('arsim_bridge.track_node')
+
+
+def foxglove() -> None:
+    run('arsim_bridge.foxglove_node')

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from arsim_core.config.scenario import VIEW_KINDS
 from arsim_core.errors import ArsimError
 
 MAX_CARS = 64
@@ -33,6 +34,7 @@ ARGUMENTS = (
     Argument('rtf', 'real-time factor, 0 = as fast as possible'),
     Argument('backend', 'embedded, unity, or the address of a running one'),
     Argument('rviz', 'start RViz2 with the layout for the topic map', 'false'),
+    Argument('view', 'a live view: none, or foxglove (a Foxglove server: docs/view.md)'),
 )
 NAMES = tuple(a.name for a in ARGUMENTS)
 
@@ -86,6 +88,8 @@ def launch_overrides(arguments: dict[str, str], settings: Path,
         overrides['backend'] = {'kind': 'external', 'address': backend}
     if 'track' in given:
         overrides['track'] = {'name': _track(given['track'], resources / 'maps')}
+    if 'view' in given:
+        overrides['view'] = {'kind': _choice('view', given['view'], VIEW_KINDS)}
     if 'cars' in given or 'profile' in given:
         profile = given.get('profile') and _config_file('profile', given['profile'],
                                                          resources / 'config' / 'cars')
@@ -104,6 +108,12 @@ def _rtf(value: str) -> float:
     if not rtf >= 0.0 or rtf == float('inf'):
         fail('rtf', 'a real-time factor >= 0 (0: as fast as possible)', value)
     return rtf
+
+
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        fail(name, f'one of {", ".join(choices)}', value)
+    return value
 
 
 def _count(value: str) -> int:

@@ -135,3 +135,26 @@ def test_remote_addresses_need_allow_remote(settings, repo_root: Path) -> None:
 def test_default_backend_is_loopback_with_a_request_limit(repo_root: Path) -> None:
     backend = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).backend
     assert not backend.allow_remote and backend.max_request_mib == 128
+
+
+@pytest.mark.parametrize(('view', 'message'), [
+    ({'kind': 'rviz'}, r"view.kind: expected one of \['foxglove', 'none'\], got 'rviz'"),
+    ({'kind': 'foxglove', 'port': 70000}, 'view.port: expected a port from 1 to 65535'),
+    ({'kind': 'foxglove', 'host': '0.0.0.0'}, 'view.host: .*loopback'),
+    ({'kind': 'foxglove', 'colour': 'red'}, 'view: unknown key'),
+])
+def test_bad_view_settings_are_refused_naming_file_and_key(settings, repo_root: Path,
+                                                           view: dict, message: str) -> None:
+    path = settings(view=view)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(path, repo_root)
+    assert str(info.value).startswith(f'{path}: ')
+
+
+def test_the_view_is_off_and_loopback_by_default(settings, repo_root: Path) -> None:
+    view = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).view
+    assert (view.kind, view.host, view.port, view.allow_remote) == \
+        ('none', '127.0.0.1', 8765, False)
+    remote = load_scenario(settings(view={'kind': 'foxglove', 'host': '0.0.0.0',
+                                          'allow_remote': True}), repo_root).view
+    assert remote.host == '0.0.0.0'

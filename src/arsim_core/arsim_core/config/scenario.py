@@ -22,6 +22,7 @@ BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
 TCP_BACKEND_ADDRESS = 'tcp://127.0.0.1:5555'  # a backend's request socket, Unity's default
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
+VIEW_KINDS = ('none', 'foxglove')
 MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
                        # of triangles fits); more is refused before it is decoded
 
@@ -42,6 +43,17 @@ class BackendSettings:
         """Whether arsim binds ``address`` (it starts the embedded backend) or only connects
         to a backend that another program started."""
         return self.kind == 'embedded'
+
+
+@dataclass(frozen=True)
+class ViewSettings:
+    """A live view of the simulation (docs/view.md): ``kind`` none or foxglove, served on
+    ``host``:``port``, loopback unless ``allow_remote``."""
+
+    kind: str
+    host: str
+    port: int
+    allow_remote: bool
 
 
 @dataclass(frozen=True)
@@ -93,6 +105,7 @@ class Scenario:
     track: TrackSettings
     collisions: CollisionSettings
     race: RaceSettings
+    view: ViewSettings
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
 
@@ -130,7 +143,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     path, resources = Path(path), Path(resources)
     root = Section(merge(load_yaml(path) or {}, overrides or {}), path)
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
-                         'race', 'topic_map', 'cars'})
+                         'race', 'view', 'topic_map', 'cars'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -169,6 +182,7 @@ def load_scenario(path: str | Path, resources: str | Path,
             response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
             cars_visible=collisions.boolean('cars_visible', True)),
         race=RaceSettings(sectors=_sectors(race)),
+        view=_view(root.section('view', {})),
         topic_map=topic_map, cars=cars)
 
 
@@ -201,6 +215,21 @@ def _backend(backend: Section) -> BackendSettings:
             value, binds=binds, allow_remote=allow_remote)
         if trouble is not None:
             backend.fail(trouble, key)
+    return settings
+
+
+def _view(view: Section) -> ViewSettings:
+    view.reject_unknown({'kind', 'host', 'port', 'allow_remote'})
+    settings = ViewSettings(kind=view.string('kind', 'none', choices=VIEW_KINDS),
+                            host=view.string('host', '127.0.0.1'),
+                            port=view.integer('port', 8765, minimum=1),
+                            allow_remote=view.boolean('allow_remote', False))
+    if settings.port > 65535:
+        view.fail(f'expected a port from 1 to 65535, got {settings.port}', 'port')
+    trouble = endpoint_problem(f'tcp://{settings.host}:{settings.port}', binds=True,
+                               allow_remote=settings.allow_remote)
+    if trouble is not None:
+        view.fail(trouble, 'host')
     return settings
 
 

@@ -1,0 +1,130 @@
+"""A Foxglove WebSocket server for the whole simulation (``view: foxglove``; docs/view.md).
+
+Every topic on the ROS graph is advertised with its ROS 2 schema and forwarded as the CDR
+bytes it travels in, as foxglove_bridge does, so Foxglove's 3D, image and plot panels work
+without a ROS install. Topics are found every second; latched ones (/tf_static, /map,
+robot_description) are subscribed latched, and their messages are sent again to each client
+that subscribes later; every other topic is subscribed best effort, so the view may drop
+messages but never slows the simulation. Messages are stamped with sim time (/clock).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import foxglove
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+
+from arsim_bridge import qos
+from arsim_bridge.common import declare_scenario, run_node, to_ns
+from arsim_bridge.msg_definitions import definition
+from arsim_core.errors import ArsimError
+
+DISCOVERY_PERIOD_S = 1.0
+REPLAY_PERIOD_S = 0.1  # how soon a new subscriber of a latched topic gets its messages
+LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                     reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LATEST = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                    reliability=ReliabilityPolicy.BEST_EFFORT,
+                    durability=DurabilityPolicy.VOLATILE)
+
+
+class FoxgloveView(Node):
+    def __init__(self) -> None:
+        super().__init__('foxglove_view')
+        view = declare_scenario(self).view
+        self.latched: dict[str, deque[tuple[bytes, int]]] = {}  # the messages to send again
+        self.replay = _Replay()
+        try:
+            self.server = foxglove.start_server(name='arsim', host=view.host, port=view.port,
+                                                server_listener=self.replay)
+        except Exception as exc:  # the SDK reports a port in use as a plain RuntimeError
+            msg = f'view: cannot serve Foxglove on {view.host}:{view.port} ({exc})'
+            raise ArsimError(msg) from exc
+        self.get_logger().info(f'Foxglove: open ws://{view.host}:{self.server.port} in '
+                               f'Foxglove (docs/view.md)')
+        self.sim_time_ns: int | None = None
+        self.channels: dict[str, foxglove.Channel | None] = {}  # None: cannot be described
+        self.create_subscription(Clock, '/clock', self._on_clock, qos.CLOCK)
+        self.create_timer(DISCOVERY_PERIOD_S, self.discover)
+        self.create_timer(REPLAY_PERIOD_S, self._send_latched_again)
+        self.discover()
+
+    def _on_clock(self, msg: Clock) -> None:
+        self.sim_time_ns = to_ns(msg.clock)
+
+    def discover(self) -> None:
+        """Advertise and forward every topic not seen before."""
+        for topic, types in self.get_topic_names_and_types():
+            if topic not in self.channels and len(types) == 1:
+                self.channels[topic] = self._forward(topic, types[0])
+
+    def _forward(self, topic: str, type_name: str) -> foxglove.Channel | None:
+        try:
+            message_type = _message_class(type_name)
+            schema = definition(type_name)
+        except (ImportError, AttributeError, OSError, ValueError, LookupError) as exc:
+            self.get_logger().warning(f'not forwarding {topic} ({type_name}): {exc}')
+            return None
+        channel = foxglove.Channel(topic, message_encoding='cdr', schema=foxglove.Schema(
+            name=type_name, encoding='ros2msg', data=schema.encode()))
+        latched = any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                      for info in self.get_publishers_info_by_topic(topic))
+        kept = self.latched[topic] = deque(maxlen=LATCHED.depth) if latched else None
+
+        def log(data: bytes) -> None:
+            log_time = self.sim_time_ns if self.sim_time_ns is not None else time.time_ns()
+            channel.log(data, log_time=log_time)
+            if kept is not None:
+                kept.append((data, log_time))
+
+        self.create_subscription(message_type, topic, log, LATCHED if latched else LATEST,
+                                 raw=True)
+        return channel
+
+    def _send_latched_again(self) -> None:
+        """A client that subscribed to a latched topic gets its kept messages, as a late
+        subscriber gets them from a latched publisher."""
+        for topic in self.replay.take():
+            channel, kept = self.channels.get(topic), self.latched.get(topic)
+            if channel is not None and kept:
+                for data, log_time in list(kept):
+                    channel.log(data, log_time=log_time)
+
+    def destroy_node(self) -> None:
+        self.server.stop()
+        super().destroy_node()
+
+
+class _Replay(foxglove.ServerListener):
+    """Notes the topics clients subscribe to (called from the server's thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._topics: list[str] = []
+
+    def on_subscribe(self, client: Any, channel: Any) -> None:
+        with self._lock:
+            self._topics.append(channel.topic)
+
+    def take(self) -> list[str]:
+        with self._lock:
+            topics, self._topics = self._topics, []
+        return topics
+
+
+def _message_class(type_name: str) -> Any:
+    """``pkg/msg/Type`` as its Python class."""
+    package, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{package}.{kind}'), name)
+
+
+def main() -> int:
+    return run_node(FoxgloveView)

@@ -1,0 +1,85 @@
+"""``view: foxglove``: the simulation's topics reach a client of the Foxglove WebSocket
+protocol, each advertised with its ROS 2 schema, as CDR that decodes into the real message;
+and a view that cannot start is reported while the simulation goes on."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import time
+
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import LaserScan
+from simharness import free_port
+from tf2_msgs.msg import TFMessage
+from websockets.sync.client import connect
+
+MESSAGE_DATA = 1  # opcode of a binary message frame: subscription id, log time, payload
+WANTED = ('/scan', '/tf', '/tf_static', '/map')
+
+
+def _view(port: int) -> dict:
+    return {'simulation': {'wait_for_drivers': False}, 'view': {'kind': 'foxglove', 'port': port}}
+
+
+def _channels(client, topics: tuple[str, ...], timeout_s: float) -> dict[str, dict]:
+    """The advertised channels of ``topics``, by topic, as they come in."""
+    found: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout_s
+    while set(topics) - set(found) and time.monotonic() < deadline:
+        message = client.recv(timeout=max(0.1, deadline - time.monotonic()))
+        if isinstance(message, str):
+            body = json.loads(message)
+            if body.get('op') == 'advertise':
+                found.update((c['topic'], c) for c in body['channels'] if c['topic'] in topics)
+    return found
+
+
+def test_a_foxglove_client_receives_the_simulation(simulation) -> None:
+    port = free_port()
+    sim = simulation(settings=_view(port))
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    assert sim.wait_for_log(f'ws://127.0.0.1:{port}', 30.0), sim.log
+    with connect(f'ws://127.0.0.1:{port}',
+                 subprotocols=['foxglove.sdk.v1', 'foxglove.websocket.v1']) as client:
+        channels = _channels(client, WANTED, 30.0)
+        assert set(channels) == set(WANTED), (channels, sim.log)
+        scan = channels['/scan']
+        assert (scan['encoding'], scan['schemaName'], scan['schemaEncoding']) == \
+            ('cdr', 'sensor_msgs/msg/LaserScan', 'ros2msg')
+        assert 'MSG: std_msgs/Header' in scan['schema'], scan['schema']
+        client.send(json.dumps({'op': 'subscribe', 'subscriptions': [
+            {'id': 1, 'channelId': scan['id']},
+            {'id': 2, 'channelId': channels['/tf_static']['id']}]}))
+        got: dict[int, list[tuple[int, bytes]]] = {1: [], 2: []}
+        deadline = time.monotonic() + 30.0
+        while (len(got[1]) < 3 or not got[2]) and time.monotonic() < deadline:
+            message = client.recv(timeout=max(0.1, deadline - time.monotonic()))
+            if isinstance(message, bytes) and message[0] == MESSAGE_DATA:
+                subscription, log_time = struct.unpack_from('<IQ', message, 1)
+                got[subscription].append((log_time, message[13:]))
+    assert len(got[1]) >= 3 and got[2], (len(got[1]), len(got[2]), sim.log)
+    scans = [deserialize_message(payload, LaserScan) for _, payload in got[1]]
+    assert {s.header.frame_id for s in scans} == {'ego_racecar/laser'}
+    assert all(len(s.ranges) == 1080 for s in scans)
+    stamps = [s.header.stamp.sec * 10**9 + s.header.stamp.nanosec for s in scans]
+    assert stamps == sorted(stamps) and stamps[-1] > stamps[0]  # sim time moves on
+    times = [log_time for log_time, _ in got[1]]
+    assert abs(times[-1] - stamps[-1]) < 10**9  # logged at sim time, not wall time
+    statics = deserialize_message(got[2][0][1], TFMessage)  # latched: sent to a late joiner
+    assert 'ego_racecar/laser' in {t.child_frame_id for t in statics.transforms}
+
+
+def test_a_view_that_cannot_start_leaves_the_simulation_running(simulation) -> None:
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        sim = simulation(settings=_view(port))
+        assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+        assert sim.wait_for_log('foxglove_view exited with code 1; the simulation goes on',
+                                60.0), sim.log
+        assert f'cannot serve Foxglove on 127.0.0.1:{port}' in sim.log
+        time.sleep(1.0)
+        assert sim.process.poll() is None, sim.log

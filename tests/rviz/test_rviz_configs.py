@@ -8,6 +8,7 @@ own names, the car descriptions, and the fixed names of the track node.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,3 +178,23 @@ def test_every_car_of_the_default_scenario_is_drawn(repo_root: Path, name: str,
               for display in displays(load(name)['Visualization Manager']['Displays'])
               if display['Class'] == 'rviz_default_plugins/RobotModel'}
     assert models == {description_topic(car) for car in scenario.cars}
+
+
+def test_the_foxglove_layout_shows_published_topics(repo_root: Path) -> None:
+    """rviz/arsim.foxglove.json (docs/view.md) for the default topic map: its panels' topics
+    are published and the 3D view follows a published frame."""
+    graph = published(repo_root, 'f1tenth_gym')
+    layout = json.loads((RVIZ_DIR / 'arsim.foxglove.json').read_text())
+    panels = layout['configById']
+    three_d = panels['3D!arsim']
+    assert three_d['followTf'] in graph.frames
+    topics = {*three_d['topics'], three_d['publish']['poseTopic'],
+              panels['RawMessages!race']['topicPath'],
+              *(path['value'].split('.')[0] for path in panels['Plot!speed']['paths'])}
+    assert topics == {'/map', '/scan', '/ego_racecar/odom', '/initialpose', '/arsim/race'}
+    assert topics <= graph.topics, topics - graph.topics
+
+    def leaves(node: Any) -> set[str]:
+        return {node} if isinstance(node, str) else leaves(node['first']) | leaves(node['second'])
+
+    assert leaves(layout['layout']) == set(panels)

@@ -18,7 +18,7 @@ from typing import Any
 
 import foxglove
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
@@ -28,12 +28,6 @@ from arsim_core.errors import ArsimError
 
 DISCOVERY_PERIOD_S = 1.0
 REPLAY_PERIOD_S = 0.1  # how soon a new subscriber of a latched topic gets its messages
-LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                     reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-LATEST = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                    reliability=ReliabilityPolicy.BEST_EFFORT,
-                    durability=DurabilityPolicy.VOLATILE)
 
 
 class FoxgloveView(Node):
@@ -77,7 +71,9 @@ class FoxgloveView(Node):
             name=type_name, encoding='ros2msg', data=schema.encode()))
         latched = any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                       for info in self.get_publishers_info_by_topic(topic))
-        kept = self.latched[topic] = deque(maxlen=LATCHED.depth) if latched else None
+        kept: deque[tuple[bytes, int]] | None = None
+        if latched:
+            kept = self.latched[topic] = deque(maxlen=qos.VIEWER_LATCHED.depth)
 
         def log(data: bytes) -> None:
             log_time = self.sim_time_ns if self.sim_time_ns is not None else time.time_ns()
@@ -85,8 +81,8 @@ class FoxgloveView(Node):
             if kept is not None:
                 kept.append((data, log_time))
 
-        self.create_subscription(message_type, topic, log, LATCHED if latched else LATEST,
-                                 raw=True)
+        self.create_subscription(message_type, topic, log,
+                                 qos.VIEWER_LATCHED if latched else qos.VIEWER, raw=True)
         return channel
 
     def _send_latched_again(self) -> None:

@@ -22,3 +22,12 @@ TF_STATIC = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# What a viewer subscribes with: latched topics latched, deep enough for the latched message of
+# every publisher (each sensor node publishes /tf_static); everything else best effort, so a
+# viewer that falls behind drops messages instead of holding up a publisher.
+VIEWER_LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                            reliability=ReliabilityPolicy.RELIABLE,
+                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+VIEWER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                    reliability=ReliabilityPolicy.BEST_EFFORT,
+                    durability=DurabilityPolicy.VOLATILE)

@@ -16,10 +16,10 @@ whose base frame has no prefix (``base_link``, the real car's names) publishes o
 
 from __future__ import annotations
 
-import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arsim_core.config.scenario import CarSpec
 from arsim_core.errors import ArsimError, ConfigError
@@ -124,7 +124,9 @@ def robot_description(car: CarSpec, xacro_file: Path | None = None) -> str:
     return doc.toprettyxml(indent='  ')
 
 
-def _remove_comments(node: xml.dom.minidom.Node) -> None:
+def _remove_comments(node: Any) -> None:
+    """Drop the comment nodes under ``node`` (a minidom node: its stubs give child removal to
+    only some node classes)."""
     for child in list(node.childNodes):
         if child.nodeType == child.COMMENT_NODE:
             node.removeChild(child)
@@ -146,8 +148,12 @@ def fixed_joints(urdf: str) -> list[FixedJoint]:
         attrs = origin.attrib if origin is not None else {}
         xyz = _vector(attrs.get('xyz', '0 0 0'))
         rpy = _vector(attrs.get('rpy', '0 0 0'))
-        joints.append(FixedJoint(joint.get('name', ''), joint.find('parent').get('link'),
-                                 joint.find('child').get('link'), xyz, rpy))
+        parent, child = joint.find('parent'), joint.find('child')
+        if parent is None or child is None:
+            msg = f'fixed joint {joint.get("name")!r}: expected a parent and a child link'
+            raise ValueError(msg)
+        joints.append(FixedJoint(joint.get('name', ''), parent.get('link', ''),
+                                 child.get('link', ''), xyz, rpy))
     return joints
 
 

@@ -77,7 +77,7 @@ def _ipc_problem(address: str, path: str, binds: bool) -> str | None:
     return None
 
 
-def bind(socket: zmq.Socket, address: str, what: str, *, allow_remote: bool = False) -> None:
+def bind(socket: zmq.Socket[bytes], address: str, what: str, *, allow_remote: bool = False) -> None:
     """Bind ``socket`` to ``address`` after checking it; any failure is an ArsimError that
     names ``what`` the address is (a settings key or an option), never a bare ZMQError."""
     trouble = problem(address, binds=True, allow_remote=allow_remote)

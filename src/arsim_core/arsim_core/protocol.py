@@ -73,7 +73,7 @@ def encode(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None =
         meta = {'name': name, 'dtype': contiguous.dtype.name, 'shape': list(contiguous.shape)}
         meta.update((array_meta or {}).get(name, {}))
         frames_meta.append(meta)
-        buffers.append(memoryview(contiguous).cast('B'))
+        buffers.append(contiguous.data.cast('B'))
     header = {'protocol': PROTOCOL_VERSION, 'step': step, 'time_ns': time_ns,
               **(body or {}), 'frames': frames_meta}
     try:  # strict JSON, as decode reads it: NaN and the infinities are no JSON values

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arsim_core.backend.raycast import check_origins
-from arsim_core.backend.shapes import Footprint, Hits
+from arsim_core.backend.shapes import Footprint, Hits, Pose
 from arsim_core.dynamics._jit import kernel
 from arsim_core.sensors.labels import CAR, NONE
 
@@ -183,7 +183,7 @@ class BoxLayer:
     """The boxes of cars (footprint, pose x, y, z, roll, pitch, yaw, as ``World.others``
     gives them), cast like ``scene.Layer``: hits are labelled CAR, misses NONE."""
 
-    def __init__(self, boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> None:
+    def __init__(self, boxes: Sequence[tuple[Footprint, Pose]]) -> None:
         raw = np.array([(f.length, f.width, f.height, *pose) for f, pose in boxes],
                        np.float64).reshape(-1, 9)
         self.frames = box_frames(raw)

@@ -19,7 +19,7 @@ import numpy as np
 from arsim_core.backend.frames import Context, Output, Rendered
 from arsim_core.backend.raster import View, seed_of
 from arsim_core.backend.scene import World
-from arsim_core.backend.shapes import Footprint
+from arsim_core.backend.shapes import Footprint, Pose
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import labels
 from arsim_core.sensors.pinhole import OPTICAL_ROTATION, Intrinsics
@@ -38,7 +38,7 @@ class Renderer(Protocol):
                boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]: ...
 
 
-def _transform(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+def _transform(rotation: np.ndarray, translation: Pose) -> np.ndarray:
     matrix = np.eye(4)
     matrix[:3, :3], matrix[:3, 3] = rotation, translation
     return matrix
@@ -86,7 +86,7 @@ class Camera:
                    noise_std=float(spec.get('noise_std', 0.0)),
                    depth_noise_std=float(spec.get('depth_noise_std', 0.0)), seed=seed)
 
-    def view(self, car_pose: Sequence[float], time_ns: int) -> View:
+    def view(self, car_pose: Pose, time_ns: int) -> View:
         x, y, z, roll, pitch, yaw = car_pose
         car_to_world = _transform(rotation_matrix(roll, pitch, yaw), [x, y, z])
         optical_to_world = car_to_world @ self.mount_to_car @ _transform(OPTICAL_ROTATION,

@@ -18,7 +18,7 @@ class BackendClient:
     def __init__(self, address: str, timeout_s: float) -> None:
         self.address = address
         self.timeout_ms = int(timeout_s * 1000)
-        self._context = zmq.Context.instance()
+        self._context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._context.socket(zmq.REQ)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.connect(address)

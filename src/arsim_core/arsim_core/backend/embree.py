@@ -251,7 +251,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     return cast
 
 
-def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, Any]:
+def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
     the world, and ``scan``, pose to measured ranges in one call.
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.frames import Context, Output, Rendered, frame_name
-from arsim_core.backend.scene import Hits, Layer, nearer
+from arsim_core.backend.shapes import Hits, Pose, nearer
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors import beams
@@ -272,7 +273,7 @@ _NONE_ROWS = np.empty((1, 0), np.float32)  # no sensor of a batch draws noise or
 _NO_BOX_ROWS = (_NONE_ROWS, np.empty((1, 0), np.uint8), _NONE_ROWS)  # no sensor sees a car
 
 
-def sensor_rays(pose: Sequence[float], mount_position: np.ndarray, mount_rotation: np.ndarray,
+def sensor_rays(pose: Pose, mount_position: np.ndarray, mount_rotation: np.ndarray,
                 local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Origin (3,) and world directions (n, 3), float64, of a sensor at ``mount_position``
     and ``mount_rotation`` on a car at ``pose`` (x, y, z, roll, pitch, yaw), with beams
@@ -378,7 +379,7 @@ class Lidar3D:
                                 Output('/intensity', returns.intensity, 'intensity'),
                                 Output('/reflectivity', returns.reflectivity, 'reflectivity')))
 
-    def _occlude(self, hits: Hits, obstacles: Layer, origins: np.ndarray,
+    def _occlude(self, hits: Hits, obstacles: BoxLayer, origins: np.ndarray,
                  directions: np.ndarray, columns: np.ndarray) -> None:
         """Cast the ``columns`` (a mask) against ``obstacles`` too; nearer hits replace those
         in ``hits``, in place."""

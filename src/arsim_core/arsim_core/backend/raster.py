@@ -167,7 +167,9 @@ class GLRenderer:
         import moderngl
 
         self._gl = moderngl
-        self.ctx = moderngl.create_context(standalone=True, backend='egl')
+        # moderngl's annotations type ``backend`` as a dict; its documented value is a name.
+        self.ctx = moderngl.create_context(standalone=True,
+                                           backend='egl')  # type: ignore[arg-type]
         self.device = self.ctx.info.get('GL_RENDERER', '?')
         self._programs: dict[tuple[Shading, bool], Any] = {}
         self._targets: dict[tuple[str, str], _Target] = {}
@@ -183,7 +185,7 @@ class GLRenderer:
     def _program(self, shading: Shading, sky: bool) -> Any:
         key = (shading, sky)
         if key not in self._programs:
-            program = self.ctx.program(vertex_shader=_SKY_VERTEX if sky else _VERTEX,
+            program: Any = self.ctx.program(vertex_shader=_SKY_VERTEX if sky else _VERTEX,
                                        fragment_shader=_fragment(shading, sky))
             # Uniforms an output set does not need are compiled out: set only those present.
             if 'colors' in program:

@@ -27,7 +27,7 @@ from arsim_core.backend.frames import Context, Rendered, frame_name, update_fram
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Footprint
-from arsim_core.backend.timeline import Timeline
+from arsim_core.backend.timeline import Poses, Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.rows import NamedRows
@@ -62,7 +62,7 @@ class EmbeddedBackend:
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
         self.track_name = ''
-        self.car_specs: list[Mapping[str, Any]] = []
+        self.car_specs: Sequence[Mapping[str, Any]] = []
         self._plans: dict[tuple[tuple[str, str], ...], _Plan] = {}
         self.seed = 0
         self.frame_period_ns = 0
@@ -160,7 +160,7 @@ class EmbeddedBackend:
         arrays, meta = update_frames(self.render(message.time_ns, poses, requests))
         return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
 
-    def render(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+    def render(self, time_ns: int, poses: Poses,
                requests: Sequence[tuple[str, str]]) -> list[tuple[Sensor, Rendered]]:
         """Move the cars to ``poses`` (x, y, z, roll, pitch, yaw) at ``time_ns`` and render the
         (car, sensor) ``requests``; computed sensors among them are skipped."""
@@ -175,7 +175,7 @@ class EmbeddedBackend:
         return [(sensor, batched.get(id(sensor)) or sensor.render(ctx))
                 for sensor in plan.sensors]
 
-    def render_frames(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+    def render_frames(self, time_ns: int, poses: Poses,
                       requests: Sequence[tuple[str, str]]) -> Mapping[str, np.ndarray]:
         """``render``'s frames by name (``frames.frame_name``), for callers in this process:
         a batch of scans goes straight from its arrays to the names, with no record per
@@ -195,7 +195,7 @@ class EmbeddedBackend:
                           for output in sensor.render(ctx).outputs)
         return frames
 
-    def _prepare(self, time_ns: int, poses: Mapping[str, Sequence[float]],
+    def _prepare(self, time_ns: int, poses: Poses,
                  requests: Sequence[tuple[str, str]]) -> tuple[_Plan, Context]:
         """The plan of ``requests`` and the context to render it in, the poses recorded."""
         if self.world is None:
@@ -296,7 +296,7 @@ def error_reply(step: int, time_ns: int, text: str) -> Frames:
     return protocol.encode(protocol.ERROR, step, time_ns, {'error': text})
 
 
-def receive(socket: zmq.Socket, max_bytes: int) -> tuple[Frames, str | None]:
+def receive(socket: zmq.Socket[bytes], max_bytes: int) -> tuple[Frames, str | None]:
     """One request's frames, part by part, or, past ``max_bytes`` or MAX_REQUEST_FRAMES parts,
     no frames and the reason: the rest is read and dropped without being kept."""
     frames: Frames = []
@@ -329,7 +329,7 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
     ZeroMQ drops a peer that sends a single frame that large before it reaches this process
     (ZMQ_MAXMSGSIZE), so such a peer gets no reply at all."""
     max_bytes = max_request_mib << 20
-    context = zmq.Context.instance()
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     socket = context.socket(zmq.REP)
     socket.setsockopt(zmq.LINGER, 0)
     socket.setsockopt(zmq.MAXMSGSIZE, max_bytes)

@@ -9,7 +9,8 @@ import numpy as np
 
 from arsim_core.geometry import rotation_matrix
 
-Pose = Sequence[float]  # x, y, z, roll, pitch, yaw of a car's base_link in the world frame
+# x, y, z, roll, pitch, yaw of a car's base_link in the world frame, as numbers or an array
+Pose = Sequence[float] | np.ndarray
 
 # A box: corners (x, y, z) in units of (length/2, width/2, height) and 12 outward triangles.
 _BOX_CORNERS = np.array([[x, y, z] for z in (0.0, 1.0) for y in (-1.0, 1.0) for x in (-1.0, 1.0)])

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
+from arsim_core.backend.shapes import Pose
 from arsim_core.rows import NamedRows
 
-Poses = Mapping[str, Sequence[float]]
+Poses = Mapping[str, Pose]
 
 
 class PoseRows(NamedRows):

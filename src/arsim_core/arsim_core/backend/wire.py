@@ -220,7 +220,8 @@ def flag(mapping: Mapping[str, Any], key: str, where: str, default: bool) -> boo
 def integer(mapping: Mapping[str, Any], key: str, where: str, low: int, high: int,
             default: int | None = None) -> int:
     value = mapping.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
+    if isinstance(value, bool) or not isinstance(value, Integral) \
+            or not low <= int(value) <= high:
         msg = f'{where}: key {key!r} must be an integer in [{low}, {high}], got {_show(value)}'
         raise ProtocolError(msg)
     return int(value)

@@ -47,9 +47,9 @@ def load_profile(path: Path) -> CarProfile:
     profile = CarProfile(
         name=path.stem, source=str(path), raw=dict(root.data),
         footprint=Footprint(
-            *(footprint.number(key, minimum=0.0, exclusive_minimum=True)
-              for key in ('length', 'width')),
-            footprint.number('height', 0.25, minimum=0.0, exclusive_minimum=True)),
+            length=footprint.number('length', minimum=0.0, exclusive_minimum=True),
+            width=footprint.number('width', minimum=0.0, exclusive_minimum=True),
+            height=footprint.number('height', 0.25, minimum=0.0, exclusive_minimum=True)),
         sensors=load_sensors(root.section('Sensors', {})))
     check_dynamics(profile)
     return profile

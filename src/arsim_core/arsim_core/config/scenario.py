@@ -265,7 +265,10 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
                        f'which does not divide simulation.frame_rate_hz {frame_rate}')
                 car.fail(msg, 'profile')
         names = topic_map.car_names(name, index, tuple(s.name for s in profile.sensors))
-        pose = car.vector('pose', 3) if car.has('pose') else None
+        pose = None
+        if car.has('pose'):
+            x, y, yaw = car.vector('pose', 3)
+            pose = (x, y, yaw)
         external = car.string('dynamics', 'arsim', choices=('arsim', 'external')) == 'external'
         cars.append(CarSpec(name, index, profile, names, pose, external))
     return tuple(cars)

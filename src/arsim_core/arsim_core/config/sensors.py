@@ -254,6 +254,7 @@ def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpe
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
               | GroundTruthSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
+RENDERED_SPECS = (Lidar2DSpec, Lidar3DSpec, CameraSpec)  # the specs whose ``rendered`` is True
 
 _COMMON = frozenset({'type', 'rate_hz'})
 _MOUNTED = _COMMON | {'position', 'rotation'}
@@ -462,4 +463,4 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
 
 def rendered(sensors: tuple[SensorSpec, ...]) -> tuple[RenderedSpec, ...]:
     """The sensors the backend renders (the others are computed by the republisher)."""
-    return tuple(s for s in sensors if s.rendered)
+    return tuple(s for s in sensors if isinstance(s, RENDERED_SPECS))

@@ -81,7 +81,7 @@ def kernel(func: F) -> F:
                                error_model='numpy')(func)
     finally:
         config.CACHE_DIR = previous
-    return compiled  # type: ignore[no-any-return]  # a Dispatcher, called like func
+    return compiled  # a Dispatcher, called like func
 
 
 def python_function(func: Callable[..., Any]) -> Callable[..., Any]:

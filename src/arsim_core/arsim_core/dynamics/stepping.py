@@ -42,7 +42,7 @@ def rhs(model: int, x: Sequence[float], u0: float, u1: float, p: Sequence[float]
 @kernel
 def advance(model: int, x: MutableSequence[float], p: Sequence[float],
             c: MutableSequence[float], n: int, h: float, method: int,
-            buf: Sequence[MutableSequence[float]]) -> bool:
+            buf: Sequence[MutableSequence[float]] | np.ndarray) -> bool:
     """``n`` controller + integrator sub-steps of ``h`` s in place; False once x is not finite."""
     k1, k2, k3, k4, tmp = buf[0], buf[1], buf[2], buf[3], buf[4]
     for _ in range(n):

@@ -102,7 +102,7 @@ class Vehicle:
         self._n = 0
         self._h = 0.0
         self.reset(0.0, 0.0, 0.0)
-        if self._compiled:
+        if self._compiled and self._model_id is not None:
             # compile (or load from the on-disk cache) now rather than in the first sim step
             advance(self._model_id, self._x, self._p, self._c, 0, 1.0, self._method, self._buf)
 

@@ -31,7 +31,7 @@ from arsim_core.engine.referee import (
     Placement,
     Referee,
 )
-from arsim_core.engine.render import InProcessRenderer, Renderer, initial_settings
+from arsim_core.engine.render import InProcessRenderer, Renderer, RenderPoses, initial_settings
 from arsim_core.engine.schedule import SensorSchedule
 from arsim_core.engine.state import (
     COLUMNS,
@@ -173,7 +173,7 @@ class Engine:
             if self.metrics is not None:
                 self.metrics.place(placement.car, placement.pose)
 
-    def render_poses(self, states: Mapping[str, CarState]) -> Mapping[str, Sequence[float]]:
+    def render_poses(self, states: Mapping[str, CarState]) -> RenderPoses:
         """x, y, z, roll, pitch, yaw of each car, as the renderers take them."""
         if isinstance(states, StateTable):
             return states.render_poses()
@@ -291,8 +291,8 @@ class Engine:
                     self.vehicles[name].advance(dt)
                 except ModelDivergedError as exc:
                     diverged[name] = exc
-        for name, exc in diverged.items():
-            events.append(Event(name, MODEL_ERROR, str(exc)))
+        for name, error in diverged.items():
+            events.append(Event(name, MODEL_ERROR, str(error)))
             start = self.referee.start_pose[name]
             self.vehicles[name].reset(*start)
             self.referee.forget(name)

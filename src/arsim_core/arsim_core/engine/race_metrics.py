@@ -31,10 +31,14 @@ Pose2D = tuple[float, float, float]
 class Course(Protocol):
     """What the metrics need of a track (a ``Track`` or the engine's ``TrackWorld``)."""
 
-    centerline: Any
-    width_left: Any
-    width_right: Any
-    start_pose: tuple[float, float, float]
+    @property
+    def centerline(self) -> Any: ...
+    @property
+    def width_left(self) -> Any: ...
+    @property
+    def width_right(self) -> Any: ...
+    @property
+    def start_pose(self) -> tuple[float, float, float]: ...
 
 
 #: Segments searched on either side of a car's last segment before falling back to all of them.

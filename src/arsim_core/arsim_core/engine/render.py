@@ -11,12 +11,13 @@ import numpy as np
 
 from arsim_core import protocol
 from arsim_core.backend.frames import update_frames
+from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ProtocolError
 
-RenderPoses = Mapping[str, Sequence[float]]  # car -> x, y, z, roll, pitch, yaw
+RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
 
 def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> dict[str, Any]:

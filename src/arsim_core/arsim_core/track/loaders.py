@@ -170,7 +170,7 @@ def save_track(track: Track, folder: Path, name: str | None = None) -> Path:
     return folder / TRACK_YAML
 
 
-def _read_raceline(path: Path | None, scale: float) -> dict[str, np.ndarray]:
+def _read_raceline(path: Path | None, scale: float) -> dict[str, Any]:
     """Raceline positions and speeds as keyword arguments for ``Track``, or nothing."""
     if path is None:
         return {}

@@ -87,13 +87,14 @@ def read_ros_map(yaml_path: Path) -> tuple[OccupancyGridData, Path, Mapping[str,
     except TrackError as exc:
         msg = f"{meta.where(yaml_path, 'image')}: key 'image': {exc}"
         raise TrackError(msg) from exc
+    pose = (float(origin[0]), float(origin[1]), float(origin[2]))
     if mode == 'raw':
         raw = img[::-1].astype(np.int16)
         data = np.where(raw > 100, UNKNOWN, raw).astype(np.int8)
-        grid = OccupancyGridData(data, resolution, tuple(float(v) for v in origin))
+        grid = OccupancyGridData(data, resolution, pose)
     else:
         grid = occupancy_from_image(
-            img, resolution, tuple(float(v) for v in origin), negate, occ, free, mode
+            img, resolution, pose, negate, occ, free, mode
         )
     return grid, image_path, meta
 

@@ -141,8 +141,8 @@ def _sweep(points: np.ndarray, section: Section) -> tuple[np.ndarray, np.ndarray
     verts = np.concatenate([xy, np.broadcast_to(z, (k, m))[:, :, None]], axis=2).reshape(-1, 3)
     i = np.arange(k if closed else k - 1)
     j = np.arange(m if section.closed else m - 1)
-    ii, jj = np.meshgrid(i, j, indexing='ij')
-    ii, jj = ii.ravel(), jj.ravel()
+    grid_i, grid_j = np.meshgrid(i, j, indexing='ij')
+    ii, jj = grid_i.ravel(), grid_j.ravel()
     a = ii * m + jj
     b = ((ii + 1) % k) * m + jj
     c = ((ii + 1) % k) * m + (jj + 1) % m

@@ -196,7 +196,8 @@ def _chain_segments(segments: np.ndarray, tol: float) -> list[np.ndarray]:
     return polylines
 
 
-def walls_from_mesh(mesh: TrackMesh, height: float, path: Path | None = None) -> tuple:
+def walls_from_mesh(mesh: TrackMesh, height: float,
+                    path: Path | None = None) -> tuple[np.ndarray, ...]:
     """Polylines where the plane ``z = height`` cuts the barriers and cones of a mesh."""
     import trimesh
 

@@ -14,7 +14,7 @@ T = TypeVar('T')
 _MISSING: Any = object()
 
 
-class YamlDoc(dict):
+class YamlDoc(dict[str, Any]):
     """A parsed yaml mapping that remembers the line of each (dotted) key."""
 
     def __init__(self, data: Mapping[str, Any], lines: Mapping[str, int]) -> None:

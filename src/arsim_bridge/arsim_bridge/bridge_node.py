@@ -94,7 +94,7 @@ class Bridge(Node):
                                          qos.STREAM)
                 self.create_subscription(CarCommand, car.names.command_topic, heard,
                                          qos.STREAM)
-        self.fanout = zmq.Context.instance().socket(zmq.XPUB)
+        self.fanout: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.XPUB)
         self.fanout.setsockopt(zmq.LINGER, 0)
         try:
             endpoints.bind(self.fanout, self.scenario.backend.frames_address,

@@ -6,6 +6,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import rclpy
 import rclpy.logging
@@ -19,12 +20,14 @@ from arsim_core.config.scenario import CarSpec, Scenario, load_scenario, parse_o
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
 
+AnyNode = TypeVar('AnyNode', bound=Node)  # a node class: run_node's spin takes that class
+
 
 def declare_scenario(node: Node) -> Scenario:
     """Declare the parameters every arsim node takes and load the scenario they name."""
-    settings = node.declare_parameter('settings_file', '').value
-    resources = node.declare_parameter('resources_dir', '').value
-    overrides = node.declare_parameter('settings_overrides', '').value
+    settings: str = node.declare_parameter('settings_file', '').value
+    resources: str = node.declare_parameter('resources_dir', '').value
+    overrides: str = node.declare_parameter('settings_overrides', '').value
     if not settings or not resources:
         msg = 'parameters settings_file and resources_dir are required'
         raise ArsimError(msg)
@@ -33,7 +36,7 @@ def declare_scenario(node: Node) -> Scenario:
 
 def declare_car(node: Node, scenario: Scenario) -> CarSpec:
     """The car a per-car node serves, named by its ``car`` parameter."""
-    name = node.declare_parameter('car', '').value
+    name: str = node.declare_parameter('car', '').value
     if name not in [c.name for c in scenario.cars]:
         msg = f'{scenario.source}: no car named {name!r} (parameter car)'
         raise ArsimError(msg)
@@ -86,7 +89,8 @@ def new_executor() -> Executor:
     return EventsExecutor()
 
 
-def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = None) -> int:
+def run_node(factory: Callable[[], AnyNode],
+             spin: Callable[[AnyNode], None] | None = None) -> int:
     """Create a node, spin it until SIGINT or SIGTERM, and turn arsim errors into one clear log
     line and a non-zero exit code instead of a traceback. ``spin`` replaces the executor loop;
     a stop request reaches it as a KeyboardInterrupt while the ROS context still works, so it
@@ -94,15 +98,15 @@ def run_node(factory: Callable[[], Node], spin: Callable[[Node], None] | None = 
     return run_nodes([factory], spin)
 
 
-def run_nodes(factories: Sequence[Callable[[], Node]],
-              spin: Callable[[Node], None] | None = None) -> int:
+def run_nodes(factories: Sequence[Callable[[], AnyNode]],
+              spin: Callable[[AnyNode], None] | None = None) -> int:
     """``run_node`` for several nodes sharing one executor (``spin`` only for a single node).
 
     Exit code: 0 when stopped by a signal, 1 after a fatal error (logged in one line)."""
     from rclpy.signals import SignalHandlerOptions
 
     stopping.install()
-    nodes: list[Node] = []
+    nodes: list[AnyNode] = []
     code = 0
     try:
         # rclpy's handlers would shut the context down under running callbacks and threads.

@@ -90,6 +90,7 @@ class DynamicsNode(Node):
         except ModelDivergedError as exc:
             self.get_logger().error(f'{self.car.name}: {exc}; resetting the car')
             self._event(SimEvent.MODEL_ERROR, str(exc), now)
+            assert self.start_pose is not None  # placed: on_clock steps only then
             self.vehicle.reset(*self.start_pose)
             self._event(SimEvent.RESET, 'back to the start pose after a model error', now)
 

@@ -70,7 +70,7 @@ class SensorNode(Node):
         if transforms:
             self.tf_static_pub.publish(TFMessage(transforms=transforms))
 
-        self._socket = zmq.Context.instance().socket(zmq.SUB)
+        self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.SUBSCRIBE, car_topic(name))
         self._socket.connect(scenario.backend.frames_address)

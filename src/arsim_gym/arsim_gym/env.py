@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -35,12 +36,26 @@ RACE_KEYS = ('lap_fraction', 'progress', 'laps', 'lap_time')
 ACTION_TOLERANCE = 1e-6  # beyond the action space's bounds, still applied (float32 rounding)
 
 
+@dataclass(frozen=True)
+class RaceRequest:
+    """What the user asked ``gymnasium.make`` for, kept to build the race again (a randomised
+    track or opponent count) and for a vector env's own race."""
+
+    scenario: str | None
+    track: str | Track | None
+    num_cars: int | None
+    profile: str | None
+    timestep: float
+    collisions: Mapping[str, Any] | None
+
+
 class RaceEnv(gymnasium.Env):
     """See docs/gym.md. Observation: a Dict of ``scan``, ``pose``, ``velocity``,
     ``steering`` and the race keys, plus any opted-in sensor; with ``control='all'`` every
     entry has a leading car axis and the action one row per car."""
 
     metadata = {'render_modes': ['rgb_array'], 'render_fps': 30}
+    engine: Engine
 
     def __init__(self, track: str | None = None, num_cars: int | None = None,
                  timestep: float = 0.01, **options: Any) -> None:
@@ -66,11 +81,11 @@ class RaceEnv(gymnasium.Env):
             msg = ("randomization: opponents cannot vary with control='all': the action and "
                    'observation spaces have one row per car and must not change')
             raise ValueError(msg)
-        self._request = {'scenario': options.get('scenario'), 'track': track,
-                         'num_cars': num_cars, 'profile': options.get('profile'),
-                         'timestep': float(timestep),
-                         'collisions': None if options.get('collisions') is None
-                         else {'response': options['collisions']}}
+        self._request = RaceRequest(
+            scenario=options.get('scenario'), track=track, num_cars=num_cars,
+            profile=options.get('profile'), timestep=float(timestep),
+            collisions=None if options.get('collisions') is None
+            else {'response': options['collisions']})
         self.sectors = None if options.get('sectors') is None else tuple(options['sectors'])
         self.threads = int(options.get('threads', 1))
         if self.threads < 1:
@@ -85,9 +100,9 @@ class RaceEnv(gymnasium.Env):
     def _build(self, track: str | Track | None, num_cars: int | None) -> None:
         """Set the race up; a randomised track or opponent count builds it again."""
         request = self._request
-        setup = build_race(scenario=request['scenario'], track=track, num_cars=num_cars,
-                           profile=request['profile'], timestep=request['timestep'],
-                           observe=self.observe, collisions=request['collisions'],
+        setup = build_race(scenario=request.scenario, track=track, num_cars=num_cars,
+                           profile=request.profile, timestep=request.timestep,
+                           observe=self.observe, collisions=request.collisions,
                            scan_all=self.control == 'all'
                            or self.opponent_policy == 'follow_the_gap')
         if getattr(self, 'engine', None) is not None:
@@ -171,8 +186,9 @@ class RaceEnv(gymnasium.Env):
                 if car == ego and sensor in self.observe:
                     key = rest.replace('/', '_')
                     self._extra[key] = rest
-                    low, high = ((0, 255) if array.dtype == np.uint8 else (-inf, inf))
-                    entries[key] = spaces.Box(low, high, (*lead, *array.shape), array.dtype)
+                    lowest, highest = ((0, 255) if array.dtype == np.uint8 else (-inf, inf))
+                    entries[key] = spaces.Box(lowest, highest, (*lead, *array.shape),
+                                              array.dtype)
         self.observation_space = spaces.Dict(entries)
 
     # --- the Gymnasium API ------------------------------------------------------------------
@@ -186,9 +202,9 @@ class RaceEnv(gymnasium.Env):
             raise ValueError(msg)
         draw = self.randomization.draw(self.np_random)
         if draw.rebuild(self.built_track, len(self.names)):
-            self._build(draw.track if draw.track is not None else self._request['track'],
+            self._build(draw.track if draw.track is not None else self._request.track,
                         draw.num_cars if draw.num_cars is not None
-                        else self._request['num_cars'])
+                        else self._request.num_cars)
         draw.apply(self.engine, self.base_configs)
         poses = self._poses(options.get('poses'), draw)
         frame = self.engine.reset(poses, seed=int(self.np_random.integers(2 ** 31)))

@@ -59,21 +59,27 @@ class RaceVectorEnv(VectorEnv):
     def _build_batch(self) -> None:
         t = self.template
         request = t._request
-        setup = build_race(scenario=request['scenario'], track=t.setup.track,
-                           num_cars=self.num_envs, profile=request['profile'],
-                           timestep=request['timestep'], observe=(), scan_all=True,
+        setup = build_race(scenario=request.scenario, track=t.setup.track,
+                           num_cars=self.num_envs, profile=request.profile,
+                           timestep=request.timestep, observe=(), scan_all=True,
                            collisions={'response': 'ghost', 'cars_visible': False})
         self.setup = setup
-        self.engine = Engine(setup.scenario,
-                             InProcessRenderer(t.threads, scan_intensity=False),
-                             sectors=t.sectors)
+        self.renderer = InProcessRenderer(t.threads, scan_intensity=False)
+        self.engine = Engine(setup.scenario, self.renderer, sectors=t.sectors)
         self.engine.load_track(setup.world)
+        metrics = self.engine.metrics
+        if metrics is None:  # progress and laps need a centerline
+            msg = f'track {setup.world.name!r} has no centerline to measure progress on'
+            raise ValueError(msg)
+        self.metrics = metrics
         self.cars = self.engine.names
         self.scan_keys = tuple(f'{car}/{setup.scan[car].name}' for car in self.cars)
         self.start = self.engine.start_poses[self.cars[0]]
         self.base_configs = dict(self.engine.configs)
-        self.reward_kind = type(t.reward_fn)
-        self.penalty = t.reward_fn.collision_penalty
+        reward = t.reward_fn
+        assert isinstance(reward, (ProgressReward, LapReward))  # as _batchable checked
+        self.reward_kind = type(reward)
+        self.penalty = reward.collision_penalty
         self._progress = np.zeros(self.num_envs)
         self._laps = np.zeros(self.num_envs)
         self._episode_start = np.zeros(self.num_envs)
@@ -108,13 +114,13 @@ class RaceVectorEnv(VectorEnv):
             car = self.cars[i]
             draw = t.randomization.draw(self._rngs[i])
             draw.apply(self.engine, self.base_configs, cars=(car,))
-            self.engine.renderer.reseed(int(self._rngs[i].integers(2 ** 31)), cars=(car,))
+            self.renderer.reseed(int(self._rngs[i].integers(2 ** 31)), cars=(car,))
             if given is not None:
                 poses[car] = given[i]
             else:
                 poses[car] = draw.start_poses({car: self.start}, self.setup.track)[car]
         self._scans = self.engine.restart(poses)
-        table = self.engine.metrics.progress_table([self.cars[i] for i in np.flatnonzero(which)])
+        table = self.metrics.progress_table([self.cars[i] for i in np.flatnonzero(which)])
         self._progress[which] = table[:, 1]
         self._laps[which] = table[:, 2]
         self._episode_start[which] = self.engine.time_ns * 1e-9
@@ -145,7 +151,8 @@ class RaceVectorEnv(VectorEnv):
             return self._step_envs(actions)
         t = self.template
         rows = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2)
-        usable = ((rows >= self._action_low) & (rows <= self._action_high)).all(axis=1)
+        usable = np.asarray(((rows >= self._action_low) & (rows <= self._action_high))
+                            .all(axis=1))
         if not usable.all():  # NaN fails both comparisons
             for i in np.flatnonzero(~usable):
                 t._valid(*rows[i].tolist())  # warns, as RaceEnv does
@@ -162,7 +169,7 @@ class RaceVectorEnv(VectorEnv):
         if any_restarting:
             self._restart(restarting)
             scans = {**scans, **self._scans}
-        table = self.engine.metrics.progress_table(self.cars)
+        table = self.metrics.progress_table(self.cars)
         collided = self._collided()
         if self.reward_kind is ProgressReward:
             rewards = table[:, 1] - self._progress
@@ -196,7 +203,7 @@ class RaceVectorEnv(VectorEnv):
     def _batch_observation(self, scans: Mapping[str, np.ndarray],
                            table: np.ndarray | None = None) -> dict[str, np.ndarray]:
         if table is None:
-            table = self.engine.metrics.progress_table(self.cars)
+            table = self.metrics.progress_table(self.cars)
         low, high = self.template._scan_range
         ranges = stacked(scans, self.scan_keys)  # this frame's own array: clipped in place
         clip_ranges(ranges, low, high, out=ranges)
@@ -236,8 +243,9 @@ class RaceVectorEnv(VectorEnv):
         return self._stack(observations), rewards, terminated, truncated, self._merge(infos)
 
     def _stack(self, observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        out = create_empty_array(self.single_observation_space, self.num_envs)
-        return concatenate(self.single_observation_space, observations, out)
+        out: Any = create_empty_array(self.single_observation_space, self.num_envs)
+        stacked: Any = concatenate(self.single_observation_space, observations, out)
+        return stacked  # a Dict space's: a dict of arrays
 
     def _merge(self, infos: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -245,7 +253,7 @@ class RaceVectorEnv(VectorEnv):
             merged = self._add_info(merged, info, i)
         return merged
 
-    def render(self) -> tuple[np.ndarray, ...] | None:
+    def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:
             return None
         if not self._batched:

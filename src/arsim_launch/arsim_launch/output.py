@@ -12,7 +12,7 @@ import os
 import selectors
 import threading
 import time
-from typing import IO
+from typing import IO, Any
 
 from arsim_launch.failures import LastLines
 
@@ -86,7 +86,8 @@ class OutputPump:
                 self._selector.unregister(key.fileobj)
                 self._open -= 1
                 self._open_of[name] -= 1
-            key.fileobj.close()
+            pipe: Any = key.fileobj  # the IO[bytes] registered in ``add``
+            pipe.close()
             return
         last.feed(chunk)
         view = memoryview(chunk)

@@ -96,6 +96,7 @@ class ProcessGroup:
                                        preexec_fn=functools.partial(
                                            _child_setup, spec.package in OWN_PACKAGES))
             self.children.append((spec, process))
+            assert process.stdout is not None and process.stderr is not None  # both PIPE
             self.output.add(spec.name, process.stdout, process.stderr)
 
     def wait(self) -> int:

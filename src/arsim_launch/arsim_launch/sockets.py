@@ -58,4 +58,7 @@ def load_run(settings: str | Path, resources: Path,
     if not addresses:
         return scenario, overrides
     overrides = {**overrides, 'backend': {**overrides.get('backend', {}), **addresses}}
-    return replace(scenario, backend=replace(scenario.backend, **addresses)), overrides
+    backend = scenario.backend
+    backend = replace(backend, address=addresses.get('address', backend.address),
+                      frames_address=addresses.get('frames_address', backend.frames_address))
+    return replace(scenario, backend=backend), overrides

@@ -80,15 +80,15 @@ def mount_transforms(ctx: SensorContext) -> list[TransformStamped]:
                                                            spec.mount)]
 
 
-def byte_array(values: np.ndarray) -> array.array:
+def byte_array(values: np.ndarray) -> array.array[int]:
     """The bytes of ``values`` as the array.array a message's uint8[] field takes: one copy,
     straight from the buffer the frame arrived in."""
     data = array.array('B')
-    data.frombytes(memoryview(np.ascontiguousarray(values)).cast('B'))
+    data.frombytes(np.ascontiguousarray(values).data.cast('B'))
     return data
 
 
-def float_array(values: np.ndarray) -> array.array:
+def float_array(values: np.ndarray) -> array.array[float]:
     data = array.array('f')
-    data.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float32)).cast('B'))
+    data.frombytes(np.ascontiguousarray(values, dtype=np.float32).data.cast('B'))
     return data

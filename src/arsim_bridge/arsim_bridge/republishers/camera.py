@@ -9,6 +9,8 @@ Topics, under the camera's topic ``<topic>``: ``<topic>/image_raw`` + ``<topic>/
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import String
@@ -51,8 +53,8 @@ class CameraRepublisher:
         spec: CameraSpec = ctx.spec
         self.optical_frame = f'{ctx.frame}_optical'
         node = ctx.node
-        self.images: dict[str, tuple[object, Image]] = {}
-        self.infos: dict[str, tuple[object, CameraInfo]] = {}
+        self.images: dict[str, tuple[Any, Image]] = {}
+        self.infos: dict[str, tuple[Any, CameraInfo]] = {}
         for output in spec.outputs:
             below, encoding, size = OUTPUTS[output]
             image = Image()

@@ -42,7 +42,9 @@ def evaluate(envs: gymnasium.vector.VectorEnv, weights: np.ndarray, steps: int,
              seed: int) -> np.ndarray:
     """Metres covered by each candidate (one per environment) before its first collision."""
     obs, _ = envs.reset(seed=seed)
-    low, high = envs.single_action_space.low, envs.single_action_space.high
+    space = envs.single_action_space
+    assert isinstance(space, gymnasium.spaces.Box)
+    low, high = space.low, space.high
     start = obs['progress'][:, 0].copy()
     score = np.zeros(envs.num_envs)
     running = np.ones(envs.num_envs, dtype=bool)
@@ -86,7 +88,9 @@ def main() -> int:
     env = gymnasium.make('arsim_gym:arsim/Race-v0', track=args.track, timestep=0.01,
                          max_laps=1, max_time=120.0)
     obs, _ = env.reset(seed=args.seed)
-    low, high = env.action_space.low, env.action_space.high
+    space = env.action_space
+    assert isinstance(space, gymnasium.spaces.Box)
+    low, high = space.low, space.high
     terminated = truncated = False
     while not (terminated or truncated):
         action = act(mean[None], obs['scan'][None], low, high)[0]

@@ -56,7 +56,9 @@ def test_a_signal_during_start_up_stops_everything_quietly(simulation, delay_s: 
         time.sleep(0.05)
     assert sim.session_processes() == []
     log = sim.log
-    assert code == 0, log
+    # A signal before the runner's interpreter has set its handlers ends it the default way,
+    # having printed nothing; from then on every stop is clean.
+    assert code == 0 or (code == -signal.SIGINT and not log.strip()), (code, log)
     assert not [word for word in NOISE if word in log], log
 
 

@@ -37,6 +37,7 @@ def test_the_message_names_a_container_with_its_nodes() -> None:
 def test_the_pump_passes_output_on_and_keeps_each_childs_last_lines(tmp_path) -> None:
     out, err = (tmp_path / 'out').open('wb'), (tmp_path / 'err').open('wb')
     pump = OutputPump(out.fileno(), err.fileno())
+    pump.start()
     code = 'import sys; print("to stdout"); print("last words", file=sys.stderr)'
     child = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED='1'))

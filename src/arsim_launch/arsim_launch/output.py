@@ -20,7 +20,10 @@ CHUNK = 65536
 
 
 class OutputPump:
-    """Copies children's pipes to ``(stdout, stderr)`` file descriptors in one thread."""
+    """Copies children's pipes to ``(stdout, stderr)`` file descriptors in one thread, which
+    ``start`` starts: a runner starts it once its children are started, because a fork while
+    another thread runs can leave the child deadlocked in ``preexec_fn`` before it execs (a
+    lock that thread held stays locked in the child)."""
 
     def __init__(self, out_fd: int = 1, err_fd: int = 2) -> None:
         self._targets = (out_fd, err_fd)
@@ -32,7 +35,10 @@ class OutputPump:
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self.last: dict[str, LastLines] = {}
         self._thread = threading.Thread(target=self._run, name='output', daemon=True)
-        self._thread.start()
+
+    def start(self) -> None:
+        if self._thread.ident is None:
+            self._thread.start()
 
     def add(self, name: str, stdout: IO[bytes], stderr: IO[bytes]) -> None:
         """Start passing on the pipes of the child called ``name``."""
@@ -57,6 +63,7 @@ class OutputPump:
     def drain(self, timeout_s: float = 1.0) -> None:
         """Wait (briefly) until every pipe is at its end: the children have all exited, and
         what they printed last must reach the terminal before the runner's own last words."""
+        self.start()  # a start cut short by a signal never started it
         self._thread.join(timeout_s)
 
     def _run(self) -> None:

@@ -98,6 +98,7 @@ class ProcessGroup:
             self.children.append((spec, process))
             assert process.stdout is not None and process.stderr is not None  # both PIPE
             self.output.add(spec.name, process.stdout, process.stderr)
+        self.output.start()  # only now: no other thread runs while children are forked
 
     def wait(self) -> int:
         """Block until a required process ends or stops answering, say which and how, and

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from simharness import ros_env
+from simharness import allocate_domain, ros_env
 
 STOP_BOUND_S = 8.0  # the runner escalates to SIGTERM after 5 s; a clean stop never gets there
 NOISE = ('Traceback', 'Exception in', 'context is invalid', 'exited with code',
@@ -72,3 +72,23 @@ def test_a_dying_worker_thread_stops_its_process_with_one_line(tmp_path: Path) -
     assert len(lines) == 1, output
     assert 'RuntimeError: the socket went away' in lines[0]
     assert 'Traceback' not in output
+
+
+def test_a_sensor_node_stopped_half_way_through_its_start_tears_down_cleanly() -> None:
+    # A stop request (or a bad scenario) during construction leaves a node that rclpy still
+    # destroys when the context shuts down: that must not fail on what was never built.
+    import rclpy
+
+    from arsim_bridge.sensor_node import SensorNode
+    from arsim_core.errors import ArsimError
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=allocate_domain())
+    try:
+        with pytest.raises(ArsimError, match='settings_file and resources_dir are required') \
+                as failed:
+            SensorNode(context=context)
+        # The error's traceback keeps the half-built node alive, as it does in run_nodes.
+        assert failed.value.__traceback__ is not None
+    finally:
+        context.try_shutdown()  # destroys every node of the context, the half-built one too

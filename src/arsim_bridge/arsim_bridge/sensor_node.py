@@ -39,6 +39,11 @@ THREAD_STOP_S = 5.0  # the receive thread checks for a stop every 0.1 s between 
 class SensorNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('sensors', **node_options)
+        # destroy_node also runs for a node whose construction stopped half-way (a bad
+        # scenario, a stop signal): what it tears down exists from here on.
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._socket: zmq.Socket[bytes] | None = None
         scenario = declare_scenario(self)
         self.car = declare_car(self, scenario)
         name = self.car.name
@@ -70,22 +75,23 @@ class SensorNode(Node):
         if transforms:
             self.tf_static_pub.publish(TFMessage(transforms=transforms))
 
-        self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
-        self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.setsockopt(zmq.SUBSCRIBE, car_topic(name))
-        self._socket.connect(scenario.backend.frames_address)
-        self._stop = threading.Event()
-        self._thread = stopping.start_worker(self, self._receive, 'frame receive')
+        socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
+        self._socket = socket
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SUBSCRIBE, car_topic(name))
+        socket.connect(scenario.backend.frames_address)
+        self._thread = stopping.start_worker(self, lambda: self._receive(socket),
+                                             'frame receive')
 
-    def _receive(self) -> None:
+    def _receive(self, socket: zmq.Socket[bytes]) -> None:
         poller = zmq.Poller()
-        poller.register(self._socket, zmq.POLLIN)
+        poller.register(socket, zmq.POLLIN)
         alive = Heartbeat.from_environment(f'{self.get_name()}-receive')
         while not self._stop.is_set():
             alive.beat()
             if not poller.poll(100):
                 continue
-            frames = self._socket.recv_multipart(copy=False)
+            frames = socket.recv_multipart(copy=False)
             try:
                 self._publish(decode_car_frame(frames))
             except (ProtocolError, KeyError, TypeError, ValueError) as exc:
@@ -139,8 +145,10 @@ class SensorNode(Node):
     def destroy_node(self) -> None:
         # The thread publishes: it must be gone before the publishers and the context are.
         self._stop.set()
-        self._thread.join(timeout=THREAD_STOP_S)
-        self._socket.close()
+        if self._thread is not None:
+            self._thread.join(timeout=THREAD_STOP_S)
+        if self._socket is not None:
+            self._socket.close()
         super().destroy_node()
 
 

@@ -42,3 +42,15 @@ def test_a_beat_after_the_launchers_folder_is_gone_is_harmless(tmp_path: Path) -
     beating = Heartbeat(tmp_path / 'gone' / 'bridge')
     beating.beat()
     assert beating.path is None
+
+
+def test_the_first_process_silent_past_the_timeout_is_named(tmp_path: Path) -> None:
+    fresh, stale, unborn = tmp_path / 'bridge', tmp_path / 'ego_sensors', tmp_path / 'backend'
+    fresh.touch()
+    stale.touch()
+    old = time.time() - 30.0
+    os.utime(stale, (old, old))
+    files = [('backend', unborn), ('bridge', fresh), ('ego_sensors', stale)]
+    key, seconds = heartbeat.first_silent(files, 20.0)
+    assert key == 'ego_sensors' and 29.0 < seconds < 31.0
+    assert heartbeat.first_silent(files, 40.0) is None  # a file never beaten is not judged

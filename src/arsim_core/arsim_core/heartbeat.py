@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
+
+Key = TypeVar('Key')
 
 ENV = 'ARSIM_HEARTBEAT_FILE'
 PERIOD_S = 0.5
@@ -50,10 +54,10 @@ class Heartbeat:
 _process = Heartbeat(None)
 
 
-def start(thread: str = '') -> None:
+def start() -> None:
     """Make this process's main loop beat the launcher's file (call before the loop)."""
     global _process
-    _process = Heartbeat.from_environment(thread)
+    _process = Heartbeat.from_environment()
 
 
 def beat() -> None:
@@ -72,3 +76,14 @@ def silence(path: Path) -> float | None:
         except FileNotFoundError:
             continue
     return max(ages) if ages else None
+
+
+def first_silent(files: Iterable[tuple[Key, Path]],
+                 timeout_s: float) -> tuple[Key, float] | None:
+    """The first of ``files`` (a process's key and its heartbeat file) silent for longer than
+    ``timeout_s``, and for how long: what both launchers watch for."""
+    for key, path in files:
+        seconds = silence(path)
+        if seconds is not None and seconds > timeout_s:
+            return key, seconds
+    return None

@@ -244,8 +244,8 @@ class RaceVectorEnv(VectorEnv):
 
     def _stack(self, observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         out: Any = create_empty_array(self.single_observation_space, self.num_envs)
-        stacked: Any = concatenate(self.single_observation_space, observations, out)
-        return stacked  # a Dict space's: a dict of arrays
+        batched: Any = concatenate(self.single_observation_space, observations, out)
+        return batched  # a Dict space's: a dict of arrays
 
     def _merge(self, infos: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, Any] = {}

@@ -129,12 +129,9 @@ class ProcessGroup:
 
     def _silent(self) -> tuple[NodeSpec, float] | None:
         """A running required child whose heartbeat is older than the timeout, and its age."""
-        for spec, process in self.children:
-            if spec.required and process.poll() is None:
-                seconds = heartbeat.silence(self._heartbeats / spec.name)
-                if seconds is not None and seconds > self.heartbeat_timeout_s:
-                    return spec, seconds
-        return None
+        return heartbeat.first_silent(
+            ((spec, self._heartbeats / spec.name) for spec, process in self.children
+             if spec.required and process.poll() is None), self.heartbeat_timeout_s)
 
     def stop(self) -> bool:
         """SIGINT, then SIGTERM, then SIGKILL, each after a grace period. True if every child

@@ -107,13 +107,15 @@ def _watch_heartbeats(watched, ended, stopped, timeout_s):
     def check(context):
         if stopped or context.is_shutdown:
             return None
-        for name, (spec, path, last) in watched.items():
-            seconds = None if name in ended else heartbeat.silence(path)
-            if seconds is not None and seconds > timeout_s:
-                stopped.append(name)
-                return [LogInfo(msg=silence_message(spec, seconds, last.last())),
-                        EmitEvent(event=Shutdown(reason=f'{name} stopped answering'))]
-        return [_watch_heartbeats(watched, ended, stopped, timeout_s)]
+        silent = heartbeat.first_silent(((name, path) for name, (_, path, _) in watched.items()
+                                         if name not in ended), timeout_s)
+        if silent is None:
+            return [_watch_heartbeats(watched, ended, stopped, timeout_s)]
+        name, seconds = silent
+        spec, _, last = watched[name]
+        stopped.append(name)
+        return [LogInfo(msg=silence_message(spec, seconds, last.last())),
+                EmitEvent(event=Shutdown(reason=f'{name} stopped answering'))]
 
     return TimerAction(period=heartbeat.PERIOD_S, actions=[OpaqueFunction(function=check)])
 

@@ -186,7 +186,7 @@ class GLRenderer:
         key = (shading, sky)
         if key not in self._programs:
             program: Any = self.ctx.program(vertex_shader=_SKY_VERTEX if sky else _VERTEX,
-                                       fragment_shader=_fragment(shading, sky))
+                                            fragment_shader=_fragment(shading, sky))
             # Uniforms an output set does not need are compiled out: set only those present.
             if 'colors' in program:
                 program['colors'].write(np.asarray(color_table(), dtype='f4').tobytes())

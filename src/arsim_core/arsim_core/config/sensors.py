@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from arsim_core.config.fields import Section
 
@@ -254,7 +254,6 @@ def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpe
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
               | GroundTruthSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
-RENDERED_SPECS = (Lidar2DSpec, Lidar3DSpec, CameraSpec)  # the specs whose ``rendered`` is True
 
 _COMMON = frozenset({'type', 'rate_hz'})
 _MOUNTED = _COMMON | {'position', 'rotation'}
@@ -463,4 +462,4 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
 
 def rendered(sensors: tuple[SensorSpec, ...]) -> tuple[RenderedSpec, ...]:
     """The sensors the backend renders (the others are computed by the republisher)."""
-    return tuple(s for s in sensors if isinstance(s, RENDERED_SPECS))
+    return tuple(cast(RenderedSpec, s) for s in sensors if s.rendered)

@@ -29,6 +29,7 @@ from arsim_core.engine import (
     Placement,
     TrackWorld,
 )
+from arsim_core.engine.lockstep import PAUSED_POLL_S
 from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STATE
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
@@ -575,3 +576,21 @@ def test_a_track_arriving_mid_run_moves_every_car_to_its_start_in_that_tick(
                                                                            abs=1e-9)
     # judged on the new track from then on: no contact at the new start poses
     assert all(not j.events for t, j in link.judgements if t > switch_ns)
+
+
+# --- pacing: pause, step, play ------------------------------------------------------------------
+def test_a_paused_loop_publishes_no_clock_and_a_step_runs_exactly_one_frame(make_scenario,
+                                                                            loop):
+    lockstep, link = loop(sim(make_scenario, wait_for_drivers=False), ticks=30)
+    lockstep.start()
+    pacing, period = lockstep.pacing, lockstep.engine.period_ns
+    script = {5: pacing.pause, 12: pacing.step, 20: pacing.play}  # ok() call -> control
+    link.stop = lambda: script.get(link._ok_calls, lambda: None)() and False
+    lockstep.run()
+    clocks = [c for c in link.clocks if c > 0]
+    # run() sends the first clock; ok() calls 1-4 tick, 5-11 find the loop paused, 12 steps
+    # one frame, 13-19 find it paused again, 20-30 tick: sim time never skips a frame.
+    assert clocks == [period * k for k in range(1, 1 + 4 + 1 + 1 + 11)]
+    paused_spins = [e for e in link.events if e[0] == 'spin' and e[1] == PAUSED_POLL_S]
+    assert len(paused_spins) == 7 + 7, link.events
+    assert pacing.status() == (False, 0.0, 0)

@@ -7,6 +7,7 @@ elsewhere), :mod:`.referee`, :mod:`.race_metrics`, :mod:`.render`.
 
 from arsim_core.engine.engine import Engine, Frame
 from arsim_core.engine.lockstep import Drivers, Link, Lockstep
+from arsim_core.engine.pacing import Pacing, PacingStatus
 from arsim_core.engine.race_metrics import CarRaceStatus, RaceMetrics
 from arsim_core.engine.referee import Event, Judgement, Placement, Referee
 from arsim_core.engine.render import InProcessRenderer, ProtocolRenderer, Renderer
@@ -16,6 +17,7 @@ from arsim_core.engine.world import TrackWorld
 
 __all__ = [
     'CarRaceStatus', 'CarState', 'Drivers', 'Engine', 'Event', 'Frame', 'InProcessRenderer',
-    'Judgement', 'Link', 'Lockstep', 'Placement', 'Pose2D', 'ProtocolRenderer', 'RaceMetrics',
-    'Referee', 'Renderer', 'SensorSchedule', 'StateTable', 'TrackWorld',
+    'Judgement', 'Link', 'Lockstep', 'Pacing', 'PacingStatus', 'Placement', 'Pose2D',
+    'ProtocolRenderer', 'RaceMetrics', 'Referee', 'Renderer', 'SensorSchedule', 'StateTable',
+    'TrackWorld',
 ]

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from arsim_core import protocol
 from arsim_core.engine.engine import Engine
+from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.referee import Judgement
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
@@ -23,6 +24,7 @@ from arsim_core.errors import ArsimError
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
 HOLD_RESEND_S = 1.0  # while held at t=0, the t=0 sensor data goes out again this often
+PAUSED_POLL_S = 0.05  # while paused, how often the loop looks whether it may go on
 
 
 @dataclass
@@ -104,12 +106,14 @@ class InFlight:
 
 
 class Lockstep:
-    """Steps ``engine`` (built with ``dynamics=False``) over ``link``."""
+    """Steps ``engine`` (built with ``dynamics=False``) over ``link``, as fast as ``pacing``
+    lets it (by default the scenario's real-time factor, never paused)."""
 
-    def __init__(self, engine: Engine, link: Link) -> None:
+    def __init__(self, engine: Engine, link: Link, pacing: Pacing | None = None) -> None:
         self.engine = engine
         self.link = link
         self.scenario = engine.scenario
+        self.pacing = pacing or Pacing(self.scenario.real_time_factor)
         self.names = engine.names
         self.step = 1
         self.in_flight: InFlight | None = None
@@ -168,12 +172,16 @@ class Lockstep:
                          f'sim time runs')
 
     def run(self) -> None:
-        """Step until the link says stop."""
+        """Step until the link says stop; while paused, only the link turns (it answers its
+        messages and services, and sim time stays where it is)."""
         self._wall_start = time.monotonic()
         self._status_at = self._wall_start + STATUS_PERIOD_S
         self.link.publish_clock(self.engine.period_ns)
         while self.link.ok():
-            self.tick()
+            if self.pacing.may_step():
+                self.tick()
+            else:
+                self.link.spin_until(self.pacing.may_step, PAUSED_POLL_S)
 
     def tick(self) -> None:
         """One frame, pipelined: the backend renders frame k while the loop fans frame k-1
@@ -182,7 +190,7 @@ class Lockstep:
         period = engine.period_ns
         step, now = self.step, self.step * period
         self._await_states(now)
-        self._pace(now)
+        self.pacing.pace(now)
         engine.step, engine.time_ns = step, now
         judgement = engine.judge({name: self._state(name) for name in self.names})
         link.publish(judgement, now)
@@ -229,13 +237,6 @@ class Lockstep:
         spec = self.scenario.car(car)
         where = 'an external node' if spec.external_dynamics else f'node {car}_dynamics'
         return f'{where} publishing {spec.names.state_topic}'
-
-    def _pace(self, now: int) -> None:
-        rtf = self.scenario.real_time_factor
-        if rtf > 0.0:
-            delay = self._wall_start + now / 1e9 / rtf - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
 
     def _report(self, now: int) -> None:
         if time.monotonic() >= self._status_at:

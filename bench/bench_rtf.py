@@ -17,6 +17,8 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -30,14 +32,19 @@ DRIVER = BENCH_DIR.parent / 'tests' / 'drivers' / 'follow_the_gap.py'
 
 
 def measure_rtf(settings: dict | None = None, topics: tuple[str, ...] = ('/scan',),
-                measure_s: float = MEASURE_S, driver: bool = False) -> tuple[float, dict]:
+                measure_s: float = MEASURE_S, driver: bool = False,
+                watcher: Callable[[Simulation], AbstractContextManager[object]] | None = None,
+                ) -> tuple[float, dict]:
     """Start a simulation and a counting subscriber (and, with ``driver``, a follow-the-gap
-    driver on /scan -> /drive); return the RTF seen by the subscriber."""
-    with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
+    driver on /scan -> /drive; with ``watcher``, whatever it starts for the simulation, such
+    as a browser on its page, before counting begins); return the RTF the subscriber saw."""
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp, ExitStack() as stack:
         sim = Simulation(Path(tmp), settings)
         sim.start()
         drivers = [driver_process(DRIVER, sim.domain_id)] if driver else []
         try:
+            if watcher is not None:
+                stack.enter_context(watcher(sim))
             counter = subprocess.run(
                 [sys.executable, str(SUBSCRIBER), '--seconds', str(measure_s), *topics],
                 env=ros_env(sim.domain_id), capture_output=True, text=True,

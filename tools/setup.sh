@@ -144,22 +144,27 @@ PY="$VENV/bin/python"
 # Cameras render through a headless EGL context (Mesa llvmpipe when there is no GPU). Without
 # these libraries arsim still runs, but casts camera images as rays, about ten times slower.
 EGL_PKGS=(libegl1 libgl1-mesa-dri)
-if command -v dpkg-query >/dev/null; then
-  missing_egl=()
-  for pkg in "${EGL_PKGS[@]}"; do
+# apt_install_missing NAME WHY IF-NOT PKGS...: apt-get install those of PKGS that are not
+# installed, when running as root; otherwise say IF-NOT and the one command to run.
+apt_install_missing() {
+  local name="$1" why="$2" if_not="$3"; shift 3
+  command -v dpkg-query >/dev/null || return 0
+  local missing=() pkg
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
-      || missing_egl+=("$pkg")
+      || missing+=("$pkg")
   done
-  if (( ${#missing_egl[@]} )); then
-    if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
-      say "installing ${missing_egl[*]} (headless OpenGL for cameras)"
-      run_logged "$STATE/apt-egl.log" "apt-get install ${missing_egl[*]}" bash -c \
-        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing_egl[*]}"
-    else
-      say "cameras will be ray cast (slower); for OpenGL rendering: sudo apt-get install ${missing_egl[*]}"
-    fi
+  (( ${#missing[@]} )) || return 0
+  if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+    say "installing ${missing[*]} ($why)"
+    run_logged "$STATE/apt-$name.log" "apt-get install ${missing[*]}" bash -c \
+      "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing[*]}"
+  else
+    say "$if_not: sudo apt-get install ${missing[*]}"
   fi
-fi
+}
+apt_install_missing egl "headless OpenGL for cameras" \
+  "cameras will be ray cast (slower); for OpenGL rendering" "${EGL_PKGS[@]}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # pip_install STAMP-NAME LABEL REQ-FILES...: install requirement files unless the stamp says
@@ -198,6 +203,8 @@ else
 fi
 if (( WITH_TEST )); then
   pip_install test "test requirements" "$TOOLS/requirements-test.txt"
+  apt_install_missing chromium "headless Chromium for the web view's test and benchmark" \
+    "the web view's browser test will be skipped; to run it" chromium chromium-driver
 fi
 
 (( WITH_BUILD )) || exit 0

@@ -6,7 +6,7 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
-    package_data={PACKAGE: ['py.typed']},
+    package_data={PACKAGE: ['py.typed', 'view/static/*']},
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),

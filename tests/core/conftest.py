@@ -1,4 +1,4 @@
-"""Fixtures of the engine tests: scenarios built from config/sim.yaml, the default track and
+"""Fixtures of the core tests: scenarios built from config/sim.yaml, the default track and
 a random one, and a car profile with scan noise."""
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_paths_become_absolute(repo_root: Path, monkeypatch) -> None:
     ({'cars': 'three'}, "launch argument cars: expected a whole number of cars from 1 to 64, "
                         "got 'three'"),
     ({'cars': '0'}, 'launch argument cars: expected a whole number'),
-    ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, got 'rviz'"),
+    ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, web, got 'rviz'"),
     ({'profile': 'racecar'}, r"launch argument profile: expected one of \['f1tenth', "
                              r"'full_scale'\] or a path to a .yaml file, got 'racecar'"),
     ({'profile': 'nope/car.yaml'}, 'launch argument profile: expected a name in .* or an '

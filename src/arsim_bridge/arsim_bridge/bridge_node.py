@@ -12,6 +12,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import rclpy
@@ -46,7 +47,9 @@ from arsim_core.engine import (
 )
 from arsim_core.engine import referee as verdicts
 from arsim_core.engine.lockstep import PING_PERIOD_S
+from arsim_core.engine.pacing import Pacing
 from arsim_core.errors import ArsimError
+from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
     CarCommand,
     CarRaceStatus,
@@ -57,6 +60,9 @@ from arsim_msgs.msg import (
 )
 from arsim_msgs.msg import CarState as CarStateMsg
 from arsim_msgs.srv import ResetCars
+
+if TYPE_CHECKING:
+    from arsim_core.view.web_server import WebView
 
 EVENT_KINDS = {verdicts.COLLISION: SimEvent.COLLISION, verdicts.RESET: SimEvent.RESET,
                verdicts.MODEL_ERROR: SimEvent.MODEL_ERROR,
@@ -106,6 +112,7 @@ class Bridge(Node):
         self.subscribed: set[bytes] = set()
         self.executor_.add_node(self)
         self._race_due = 0
+        self.view_feed: ViewFeed | None = None  # the web view's, when there is one
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
 
     # --- ROS callbacks ----------------------------------------------------------------------
@@ -216,6 +223,8 @@ class Bridge(Node):
                                  {n: {k: v for k, v in meta[n].items()
                                       if k not in ('name', 'dtype', 'shape')} for n in names}),
                 copy=False)
+        if self.view_feed is not None:
+            self.view_feed.offer(time_ns, states, reply)
 
     def ok(self) -> bool:
         return rclpy.ok()
@@ -278,11 +287,15 @@ def _spin(bridge: Bridge) -> None:
     engine = Engine(bridge.scenario, ProtocolRenderer(settings.address, settings.timeout_s),
                     dynamics=False)
     bridge.engine = engine
-    lockstep = Lockstep(engine, bridge)
+    pacing = Pacing(bridge.scenario.real_time_factor)
+    view = _start_web_view(bridge, engine, pacing)
+    lockstep = Lockstep(engine, bridge, pacing)
     try:
         lockstep.start()
         lockstep.run()
     finally:
+        if view is not None:
+            view.stop()
         if engine.metrics is not None:
             bridge.get_logger().info('results:\n' + engine.metrics.table())
             if rclpy.ok():
@@ -290,6 +303,26 @@ def _spin(bridge: Bridge) -> None:
                 bridge.race_pub.wait_for_all_acked(Duration(seconds=FINAL_ACK_S))
         engine.close()
         bridge.close()
+
+
+def _start_web_view(bridge: Bridge, engine: Engine, pacing: Pacing) -> WebView | None:
+    """The page of ``view: web``, served from this process; a view that cannot start is
+    reported and the simulation goes on without it."""
+    settings = bridge.scenario.view
+    if settings.kind != 'web':
+        return None
+    from arsim_core.view.web_server import WebView  # aiohttp, only for a run that shows it
+
+    feed = ViewFeed(bridge.scenario, engine, pacing)
+    server = WebView(feed, settings.host, settings.port, bridge.log)
+    try:
+        url = server.start()
+    except ArsimError as exc:
+        bridge.log('error', f'{exc}; the simulation goes on without the view')
+        return None
+    bridge.view_feed = feed
+    bridge.log('info', f'web view: open {url} in a browser')
+    return server
 
 
 def main() -> int:

@@ -34,7 +34,8 @@ ARGUMENTS = (
     Argument('rtf', 'real-time factor, 0 = as fast as possible'),
     Argument('backend', 'embedded, unity, or the address of a running one'),
     Argument('rviz', 'start RViz2 with the layout for the topic map', 'false'),
-    Argument('view', 'a live view: none, or foxglove (a Foxglove server: docs/view.md)'),
+    Argument('view', 'a live view: none, web (a page in the browser) or foxglove (a Foxglove '
+                     'server): docs/view.md'),
 )
 NAMES = tuple(a.name for a in ARGUMENTS)
 

@@ -138,7 +138,7 @@ def test_default_backend_is_loopback_with_a_request_limit(repo_root: Path) -> No
 
 
 @pytest.mark.parametrize(('view', 'message'), [
-    ({'kind': 'rviz'}, r"view.kind: expected one of \['foxglove', 'none'\], got 'rviz'"),
+    ({'kind': 'rviz'}, r"view.kind: expected one of \['foxglove', 'none', 'web'\], got 'rviz'"),
     ({'kind': 'foxglove', 'port': 70000}, 'view.port: expected a port from 1 to 65535'),
     ({'kind': 'foxglove', 'host': '0.0.0.0'}, 'view.host: .*loopback'),
     ({'kind': 'foxglove', 'colour': 'red'}, 'view: unknown key'),
@@ -158,3 +158,11 @@ def test_the_view_is_off_and_loopback_by_default(settings, repo_root: Path) -> N
     remote = load_scenario(settings(view={'kind': 'foxglove', 'host': '0.0.0.0',
                                           'allow_remote': True}), repo_root).view
     assert remote.host == '0.0.0.0'
+
+
+def test_each_view_has_its_own_default_port(settings, repo_root: Path) -> None:
+    ports = {kind: load_scenario(settings(view={'kind': kind}), repo_root).view.port
+             for kind in ('web', 'foxglove')}
+    assert ports == {'web': 8080, 'foxglove': 8765}
+    assert load_scenario(settings(view={'kind': 'web', 'port': 9000}),
+                         repo_root).view.port == 9000

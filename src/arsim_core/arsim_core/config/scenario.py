@@ -22,7 +22,8 @@ BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
 TCP_BACKEND_ADDRESS = 'tcp://127.0.0.1:5555'  # a backend's request socket, Unity's default
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
-VIEW_KINDS = ('none', 'foxglove')
+VIEW_KINDS = ('none', 'foxglove', 'web')
+VIEW_PORTS = {'foxglove': 8765, 'web': 8080}  # the default port of each kind
 MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
                        # of triangles fits); more is refused before it is decoded
 
@@ -47,7 +48,7 @@ class BackendSettings:
 
 @dataclass(frozen=True)
 class ViewSettings:
-    """A live view of the simulation (docs/view.md): ``kind`` none or foxglove, served on
+    """A live view of the simulation (docs/view.md): ``kind`` none, foxglove or web, served on
     ``host``:``port``, loopback unless ``allow_remote``."""
 
     kind: str
@@ -220,9 +221,9 @@ def _backend(backend: Section) -> BackendSettings:
 
 def _view(view: Section) -> ViewSettings:
     view.reject_unknown({'kind', 'host', 'port', 'allow_remote'})
-    settings = ViewSettings(kind=view.string('kind', 'none', choices=VIEW_KINDS),
-                            host=view.string('host', '127.0.0.1'),
-                            port=view.integer('port', 8765, minimum=1),
+    kind = view.string('kind', 'none', choices=VIEW_KINDS)
+    settings = ViewSettings(kind=kind, host=view.string('host', '127.0.0.1'),
+                            port=view.integer('port', VIEW_PORTS.get(kind, 8765), minimum=1),
                             allow_remote=view.boolean('allow_remote', False))
     if settings.port > 65535:
         view.fail(f'expected a port from 1 to 65535, got {settings.port}', 'port')

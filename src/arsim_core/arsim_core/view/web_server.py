@@ -1,0 +1,257 @@
+"""The built-in web view (``view: web``; docs/view.md): a page and a WebSocket served from the
+simulator's own process.
+
+The server runs an asyncio loop (aiohttp) in a daemon thread. Each page gets the track once
+(``hello``), the pacing whenever it changes, and the newest snapshot of the :class:`ViewFeed`
+whenever there is one it has not seen, at most every ``PERIOD_S``; a page that falls behind
+skips snapshots. The page's
+buttons come back as small JSON commands that set the loop's :class:`Pacing`; anything else is
+answered with an error message and otherwise ignored. Camera images are JPEG files a page asks
+for one after the other, so each page gets them as fast as it takes them and no faster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from importlib import resources
+from typing import Any
+
+import cv2
+import numpy as np
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from arsim_core.engine.pacing import MAX_STEPS, PacingStatus
+from arsim_core.engine.world import TrackWorld
+from arsim_core.errors import ArsimError
+from arsim_core.view.feed import PERIOD_S, Snapshot, ViewFeed
+from arsim_core.view.track_image import TrackImage, track_image
+
+Log = Callable[[str, str], None]  # (level: info | warn | error, text)
+STATIC = resources.files('arsim_core.view') / 'static'
+MAX_COMMAND_BYTES = 4096
+JPEG_QUALITY = 80
+SHUTDOWN_S = 2.0  # how long stopping waits for requests in progress
+CENTERLINE_POINTS = 2000  # of the centerline sent to a page, at most
+
+
+class WebView:
+    """Serves the page for ``feed`` on ``host``:``port`` until :meth:`stop`."""
+
+    def __init__(self, feed: ViewFeed, host: str, port: int, log: Log) -> None:
+        self.feed, self.host, self.port, self.log = feed, host, port, log
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name='web_view',
+                                        daemon=True)
+        self._runner: web.AppRunner | None = None
+        self._track: tuple[TrackWorld, TrackImage] | None = None
+        self._track_lock = threading.Lock()
+        self._frame_json: tuple[int, str] = (0, '')
+        self._jpeg: tuple[int, bytes] | None = None
+        self._pages: set[web.WebSocketResponse] = set()
+
+    @property
+    def url(self) -> str:
+        return f'http://{self.host}:{self.port}/'
+
+    def start(self) -> str:
+        """Bind and serve; returns the page's URL. A port in use raises ArsimError."""
+        listener = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((self.host, self.port))
+            listener.listen(16)
+        except OSError as exc:
+            listener.close()
+            msg = f'view: cannot serve the web page on {self.host}:{self.port} ({exc})'
+            raise ArsimError(msg) from exc
+        self.port = listener.getsockname()[1]  # the one bound, when asked for any (0)
+        self._thread.start()
+        future: Future[None] = asyncio.run_coroutine_threadsafe(self._serve(listener),
+                                                                self._loop)
+        future.result(timeout=10.0)
+        return self.url
+
+    def stop(self) -> None:
+        """Tell open pages the simulation has gone, and stop serving."""
+        if self._runner is not None and self._loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(
+                    SHUTDOWN_S + 1.0)
+            except Exception as exc:  # noqa: BLE001 - stopping goes on whatever the pages do
+                self.log('warn', f'view: stopped without closing every page ({exc!r})')
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=SHUTDOWN_S)
+
+    async def _close(self) -> None:
+        for page in list(self._pages):
+            await page.close(code=WSCloseCode.GOING_AWAY, message=b'simulation stopped')
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+    async def _serve(self, listener: socket.socket) -> None:
+        app = web.Application()
+        app.add_routes([web.get('/', self._page), web.get('/ws', self._socket),
+                        web.get('/track.png', self._track_png),
+                        web.get('/camera.jpg', self._camera),
+                        web.get('/static/{name}', self._static)])
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     shutdown_timeout=SHUTDOWN_S)
+        await self._runner.setup()
+        await web.SockSite(self._runner, listener).start()
+
+    # --- files ------------------------------------------------------------------------------
+    async def _page(self, _request: web.Request) -> web.Response:
+        return web.Response(text=(STATIC / 'index.html').read_text(), content_type='text/html')
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info['name']
+        kinds = {'.js': 'text/javascript', '.css': 'text/css'}
+        kind = next((k for suffix, k in kinds.items() if name.endswith(suffix)), None)
+        file = STATIC / name
+        if kind is None or '/' in name or not file.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(text=file.read_text(), content_type=kind)
+
+    async def _track_png(self, _request: web.Request) -> web.Response:
+        track = await asyncio.to_thread(self._current_track)
+        if track is None:
+            raise web.HTTPNotFound(text='no track yet')
+        return web.Response(body=track[1].png, content_type='image/png',
+                            headers={'Cache-Control': 'no-cache'})
+
+    async def _camera(self, request: web.Request) -> web.Response:
+        key = request.query.get('key', '')
+        if key not in self.feed.cameras:
+            raise web.HTTPNotFound(text=f'no camera {key!r}; the cameras are '
+                                        f'{sorted(self.feed.cameras)}')
+        jpeg = await asyncio.to_thread(self._jpeg_of, key)
+        if jpeg is None:
+            raise web.HTTPNotFound(text=f'no image from {key} yet')
+        return web.Response(body=jpeg, content_type='image/jpeg',
+                            headers={'Cache-Control': 'no-store'})
+
+    def _jpeg_of(self, key: str) -> bytes | None:
+        image = self.feed.image(key)
+        if image is None:
+            return None
+        cached = self._jpeg
+        if cached is not None and cached[0] == id(image):
+            return cached[1]
+        ok, jpeg = cv2.imencode('.jpg', cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR),
+                                [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+        data = jpeg.tobytes() if ok else None
+        if data is not None:
+            self._jpeg = (id(image), data)
+        return data
+
+    def _current_track(self) -> tuple[TrackWorld, TrackImage] | None:
+        """The track the engine holds and its picture, drawn once per track."""
+        world = self.feed.world()
+        if world is None:
+            return None
+        with self._track_lock:
+            if self._track is None or self._track[0] is not world:
+                self._track = (world, track_image(world))
+            return self._track
+
+    # --- the page's socket -------------------------------------------------------------------
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0)
+        await page.prepare(request)
+        self._pages.add(page)
+        sender = asyncio.create_task(self._send_frames(page))
+        try:
+            async for message in page:
+                if message.type == WSMsgType.TEXT:
+                    reply = self._command(message.data)
+                else:
+                    reply = f'expected a JSON command as text, got a {message.type.name} message'
+                if reply is not None:
+                    self.log('warn', f'view: {reply}')
+                    await page.send_json({'type': 'error', 'message': reply})
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            sender.cancel()
+            self._pages.discard(page)
+        return page
+
+    async def _send_frames(self, page: web.WebSocketResponse) -> None:
+        sent_track: TrackWorld | None = None
+        sent_version = 0
+        sent_pacing: PacingStatus | None = None
+        try:
+            while not page.closed:
+                pacing = self.feed.pacing.status()
+                if pacing != sent_pacing:  # also while paused, when no frame comes
+                    await page.send_json({'type': 'pacing', 'paused': pacing.paused,
+                                          'real_time_factor': pacing.real_time_factor})
+                    sent_pacing = pacing
+                track = self._track
+                if track is None or track[0] is not self.feed.world():  # draw it aside
+                    track = await asyncio.to_thread(self._current_track)
+                if track is not None and track[0] is not sent_track:
+                    await page.send_str(json.dumps(self._hello(*track)))
+                    sent_track = track[0]
+                snapshot = self.feed.latest()
+                if sent_track is not None and snapshot is not None \
+                        and snapshot.version > sent_version:
+                    await page.send_str(await asyncio.to_thread(self._frame_text, snapshot))
+                    sent_version = snapshot.version
+                await asyncio.sleep(PERIOD_S)
+        except (ConnectionError, RuntimeError):
+            pass  # the page went away while a frame was on its way
+
+    def _frame_text(self, snapshot: Snapshot) -> str:
+        """A snapshot as JSON, made once for every page."""
+        version, text = self._frame_json
+        if version != snapshot.version:
+            text = json.dumps(snapshot.to_json(), separators=(',', ':'))
+            self._frame_json = (snapshot.version, text)
+        return text
+
+    def _hello(self, world: TrackWorld, image: TrackImage) -> dict[str, Any]:
+        centerline: list[list[float]] = []
+        if world.centerline is not None:
+            points = np.asarray(world.centerline, np.float64)[:, :2]
+            every = max(1, -(-len(points) // CENTERLINE_POINTS))
+            centerline = np.round(points[::every], 2).tolist()
+        scenario = self.feed.scenario
+        return {'type': 'hello', 'track': {'name': world.name, 'image': image.placement(),
+                                           'centerline': centerline},
+                'cars': [{'name': car.name, 'length': car.profile.footprint.length,
+                          'width': car.profile.footprint.width} for car in scenario.cars],
+                'cameras': sorted(self.feed.cameras), 'frame_rate_hz': scenario.frame_rate_hz}
+
+    def _command(self, text: str) -> str | None:
+        """Carry out one command of the page; the trouble with it, or None."""
+        try:
+            command = json.loads(text)
+        except ValueError as exc:
+            return f'a command that is not JSON ({exc})'
+        if not isinstance(command, dict):
+            return f'expected a JSON object with an "op", got {text[:80]!r}'
+        op, pacing = command.get('op'), self.feed.pacing
+        try:
+            if op == 'play':
+                pacing.play()
+            elif op == 'pause':
+                pacing.pause()
+            elif op == 'step':
+                frames = command.get('frames', 1)
+                if not isinstance(frames, int) or isinstance(frames, bool):
+                    return f'expected "frames" from 1 to {MAX_STEPS}, got {frames!r}'
+                pacing.step(frames)
+            elif op == 'set_real_time_factor':
+                pacing.set_real_time_factor(command.get('value'))  # type: ignore[arg-type]
+            else:
+                return (f'unknown command {op!r}; expected play, pause, step or '
+                        f'set_real_time_factor')
+        except ValueError as exc:
+            return f'{op}: {exc}'
+        return None

@@ -56,7 +56,8 @@ class WebView:
 
     @property
     def url(self) -> str:
-        return f'http://{self.host}:{self.port}/'
+        host = f'[{self.host}]' if ':' in self.host else self.host  # an IPv6 address
+        return f'http://{host}:{self.port}/'
 
     def start(self) -> str:
         """Bind and serve; returns the page's URL. A port in use raises ArsimError."""

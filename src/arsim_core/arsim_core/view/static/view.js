@@ -6,6 +6,7 @@
 
 const COLOURS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2',
                  '#17becf'];
+const TEXT_PERIOD_MS = 500;  // how often the numbers on the page change
 const $ = (id) => document.getElementById(id);
 // Two layers: the track, drawn again only when the picture moves, and the cars and scans on
 // top, drawn for every frame; redrawing only what changed keeps the page light.
@@ -18,7 +19,7 @@ let trackDrawn = '';  // the placement the track layer shows
 // What the page knows; window.arsimView lets a test read it.
 const view = {
   hello: null, frame: null, frames: 0, pacing: { paused: false, real_time_factor: 0 },
-  trackImage: null, trackLoaded: false,
+  trackImage: null, trackLoaded: false, textDue: 0,
   follow: '', zoom: 1, pan: { x: 0, y: 0 }, measuredRtf: null, lastFrameAt: null,
 };
 window.arsimView = view;
@@ -78,38 +79,49 @@ function onFrame(frame) {
   view.frame = frame;
   view.frames += 1;
   view.lastFrameAt = now;
-  $('sim-time').textContent = frame.time.toFixed(2);
-  showRtf();
-  showStandings(frame.standings);
+  if (now >= view.textDue) {  // text costs the page a layout: a few times a second is plenty
+    view.textDue = now + TEXT_PERIOD_MS;
+    setText($('sim-time'), frame.time.toFixed(1));
+    showRtf();
+    showStandings(frame.standings);
+  }
   requestAnimationFrame(draw);
 }
 
 function onPacing(pacing) {
   view.pacing = pacing;
   if (pacing.paused) view.measuredRtf = null;
-  $('play-pause').textContent = pacing.paused ? 'Play' : 'Pause';
+  setText($('play-pause'), pacing.paused ? 'Play' : 'Pause');
   const target = String(pacing.real_time_factor);
   if ([...$('target-rtf').options].some((o) => o.value === target)) $('target-rtf').value = target;
   showRtf();
 }
 
 function showRtf() {
-  $('rtf').textContent = view.pacing.paused ? 'paused'
-    : (view.measuredRtf === null ? '–' : view.measuredRtf.toFixed(1));
+  setText($('rtf'), view.pacing.paused ? 'paused'
+    : (view.measuredRtf === null ? '–' : view.measuredRtf.toFixed(0)));
 }
 
-const lap = (seconds) => (seconds === null || seconds === undefined ? '–' : seconds.toFixed(2));
+const lap = (seconds) => (seconds === null || seconds === undefined ? '–' : seconds.toFixed(1));
+
+// Text is set only where it changed: every change costs the page a layout.
+function setText(element, text) {
+  const value = String(text);
+  if (element.textContent !== value) element.textContent = value;
+}
 
 function showStandings(standings) {
-  $('standings').tBodies[0].replaceChildren(...standings.map((car) => {
-    const row = document.createElement('tr');
-    row.className = car.off_track ? 'off-track' : '';
-    for (const cell of [car.position, car.name, `${car.laps} + ${lap(car.lap_time)}`,
-      lap(car.last_lap), lap(car.best_lap)]) {
-      row.insertCell().textContent = cell;
-    }
-    return row;
-  }));
+  const body = $('standings').tBodies[0];
+  while (body.rows.length > standings.length) body.deleteRow(-1);
+  standings.forEach((car, index) => {
+    const row = body.rows[index] || body.insertRow();
+    const cells = [car.position, car.name, `${car.laps} + ${lap(car.lap_time)}`,
+      lap(car.last_lap), lap(car.best_lap)];
+    while (row.cells.length < cells.length) row.insertCell();
+    cells.forEach((text, i) => setText(row.cells[i], text));
+    const kind = car.off_track ? 'off-track' : '';
+    if (row.className !== kind) row.className = kind;
+  });
 }
 
 // --- drawing ------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from gymnasium.utils.env_checker import check_env
 
 from arsim_core.engine import CarRaceStatus
 from arsim_core.errors import ConfigError, TrackError
+from arsim_core.policies import PurePursuit
 from arsim_gym.env import KEYWORDS, RaceEnv
-from arsim_gym.policies import PurePursuit
 
 ENV_ID = 'arsim_gym:arsim/Race-v0'
 SHARED_TRACKS = Path(__file__).resolve().parents[3] / 'shared' / 'tracks'

@@ -12,8 +12,8 @@ import pytest
 
 from arsim_core.dynamics import Vehicle, load_vehicle_config_file
 from arsim_core.engine.state import CarState
+from arsim_core.policies import GRAVITY, FollowTheGap, PurePursuit
 from arsim_core.track import Track, load_track
-from arsim_gym.policies import GRAVITY, FollowTheGap, PurePursuit
 
 R = 10.0  # circle radius [m]
 N = 2000  # circle points

@@ -1,6 +1,7 @@
-"""Built-in drivers for the cars the agent races against. Each ``act`` returns an Ackermann
-command ``(steering_angle [rad, + left], speed [m/s])`` and runs every step for every
-opponent, so the per-call work is a few small array operations, never a pass over the track.
+"""Built-in drivers: the gym's opponents and the simulation's autopilot. Each ``act`` returns
+an Ackermann command ``(steering_angle [rad, + left], speed [m/s])`` and runs every step for
+every car it drives, so the per-call work is a few small array operations, never a pass over
+the track.
 """
 
 from __future__ import annotations

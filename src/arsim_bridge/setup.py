@@ -25,6 +25,7 @@ setup(
             'sensors = arsim_bridge.entry_points:sensors',
             'track_loader = arsim_bridge.entry_points:track_loader',
             'foxglove = arsim_bridge.entry_points:foxglove',
+            'autopilot = arsim_bridge.entry_points:autopilot',
         ],
     },
 )

@@ -170,3 +170,14 @@ def test_a_port_in_use_is_reported_and_the_simulation_runs_on(simulation) -> Non
         time.sleep(1.0)
         assert sim.process.poll() is None, sim.log
     assert sim.stop() == 0, sim.log
+
+
+def test_a_page_on_a_simulation_held_for_its_driver_says_how_to_start_it(simulation, browser):
+    port = free_port()
+    sim = simulation(settings={'simulation': {'start_on_first_command': True},
+                               'view': {'kind': 'web', 'port': port}})
+    assert sim.wait_for_log('holding sim time at 0', 90.0), sim.log
+    browser.get(f'http://127.0.0.1:{port}/')
+    _wait(browser, 'window.arsimView.trackLoaded && window.arsimView.frames > 0')
+    message = _wait(browser, "document.getElementById('message').textContent")
+    assert 'autopilot:=follow_the_gap' in message and 'first command' in message, message

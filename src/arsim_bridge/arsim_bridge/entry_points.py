@@ -32,3 +32,7 @@ def track_loader() -> None:
 
 def foxglove() -> None:
     run('arsim_bridge.foxglove_node')
+
+
+def autopilot() -> None:
+    run('arsim_bridge.autopilot_node')

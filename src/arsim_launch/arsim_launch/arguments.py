@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from arsim_core.config.scenario import VIEW_KINDS
+from arsim_core.config.scenario import AUTOPILOTS, VIEW_KINDS
 from arsim_core.errors import ArsimError
 
 MAX_CARS = 64
@@ -34,6 +34,8 @@ ARGUMENTS = (
     Argument('rtf', 'real-time factor, 0 = as fast as possible'),
     Argument('backend', 'embedded, unity, or the address of a running one'),
     Argument('rviz', 'start RViz2 with the layout for the topic map', 'false'),
+    Argument('autopilot', 'a built-in driver for every car: none, or follow_the_gap (to watch '
+                          'a race without a stack of your own)'),
     Argument('view', 'a live view: none, web (a page in the browser) or foxglove (a Foxglove '
                      'server): docs/view.md'),
 )
@@ -81,7 +83,10 @@ def launch_overrides(arguments: dict[str, str], settings: Path,
         overrides['topic_map'] = _config_file('topic_map', given['topic_map'],
                                               resources / 'config' / 'topic_maps')
     if 'rtf' in given:
-        overrides['simulation'] = {'real_time_factor': _rtf(given['rtf'])}
+        overrides.setdefault('simulation', {})['real_time_factor'] = _rtf(given['rtf'])
+    if 'autopilot' in given:
+        overrides.setdefault('simulation', {})['autopilot'] = _choice(
+            'autopilot', given['autopilot'], AUTOPILOTS)
     backend = given.get('backend', '')
     if backend in ('embedded', 'unity'):
         overrides['backend'] = {'kind': backend}

@@ -80,8 +80,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                    overrides: dict[str, Any] | None = None,
                    state_publisher: bool | None = None) -> list[NodeSpec]:
     """Every process of the scenario: backend (if embedded), bridge, track loader, per car a
-    dynamics node, a sensor republisher and a description publisher, and the live view if one
-    is asked for.
+    dynamics node, a sensor republisher and a description publisher, and the autopilot and the
+    live view if they are asked for.
 
     ``state_publisher``: describe cars with robot_state_publisher (default: where installed),
     else with arsim's own description node.
@@ -111,6 +111,9 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                 nodes.append(container(f'cars_{kind}', members))
         car_nodes = [n for n in car_nodes if not any(n in c.members for c in nodes)]
     nodes.extend(car_nodes)
+    if scenario.autopilot != 'none':  # a built-in driver for every car
+        nodes.append(NodeSpec('arsim_bridge', 'autopilot', 'autopilot', 'arsim', common,
+                              required=True))
     if scenario.view.kind == 'foxglove':  # a view that ends is reported; the run goes on
         nodes.append(NodeSpec('arsim_bridge', 'foxglove', 'foxglove_view', 'arsim', common))
     return nodes

@@ -23,6 +23,7 @@ AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launc
 TCP_BACKEND_ADDRESS = 'tcp://127.0.0.1:5555'  # a backend's request socket, Unity's default
 COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 VIEW_KINDS = ('none', 'foxglove', 'web')
+AUTOPILOTS = ('none', 'follow_the_gap')
 VIEW_PORTS = {'foxglove': 8765, 'web': 8080}  # the default port of each kind
 MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
                        # of triangles fits); more is refused before it is decoded
@@ -102,6 +103,7 @@ class Scenario:
     heartbeat_timeout_s: float  # a required process without a sign of life this long stops it
     start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
+    autopilot: str  # none, or the built-in driver of every car (follow_the_gap)
     backend: BackendSettings
     track: TrackSettings
     collisions: CollisionSettings
@@ -150,7 +152,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
                         'driver_timeout_s', 'dynamics_timeout_s', 'heartbeat_timeout_s',
-                        'start_on_first_command', 'group_car_nodes'})
+                        'start_on_first_command', 'group_car_nodes', 'autopilot'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -176,6 +178,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         heartbeat_timeout_s=sim.number('heartbeat_timeout_s', 20.0, minimum=1.0),
         start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
+        autopilot=sim.string('autopilot', 'none', choices=AUTOPILOTS),
         backend=_backend(backend),
         track=TrackSettings(name=track.string('name'),
                             map_resolution=track.number('map_resolution', 0.05, minimum=0.001)),

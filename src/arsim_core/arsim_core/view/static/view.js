@@ -6,6 +6,8 @@
 
 const COLOURS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2',
                  '#17becf'];
+const HELD = 'sim time waits at 0 for a driver\'s first command: start your stack, or run '
+  + 'with autopilot:=follow_the_gap';
 const TEXT_PERIOD_MS = 500;  // how often the numbers on the page change
 const $ = (id) => document.getElementById(id);
 // Two layers: the track, drawn again only when the picture moves, and the cars and scans on
@@ -76,6 +78,8 @@ function onFrame(frame) {
     const rtf = (frame.time - view.frame.time) / ((now - view.lastFrameAt) / 1000);
     view.measuredRtf = view.measuredRtf === null ? rtf : 0.8 * view.measuredRtf + 0.2 * rtf;
   }
+  if (frame.time === 0) say(HELD);
+  else if (view.frame && view.frame.time === 0) say('');
   view.frame = frame;
   view.frames += 1;
   view.lastFrameAt = now;

@@ -1,0 +1,69 @@
+"""The autopilot (``autopilot: follow_the_gap``): a built-in driver for every car, so a
+simulation started without a stack (to watch it, to try a track) races at once.
+
+It drives as a user's stack does, on the car's own topics: each 2D scan in, one
+AckermannDriveStamped out on the car's drive topic, stamped with the scan's time, so the
+bridge's lockstep waits for it like for any driver. The driver is ``FollowTheGap`` of
+``arsim_core.policies``, the gym's opponent, at the car's steering limit and a share of its top
+speed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from ackermann_msgs.msg import AckermannDriveStamped
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from sensor_msgs.msg import LaserScan
+
+from arsim_bridge import qos
+from arsim_bridge.common import declare_scenario, run_node
+from arsim_core.config.scenario import CarSpec
+from arsim_core.config.sensors import Lidar2DSpec
+from arsim_core.dynamics import load_vehicle_config
+from arsim_core.errors import ArsimError
+from arsim_core.policies import FollowTheGap
+
+SPEED_SCALE = 0.4  # of the car's top speed: fast enough to race, slow enough to stay on track
+
+
+class Autopilot(Node):
+    def __init__(self) -> None:
+        super().__init__('autopilot')
+        scenario = declare_scenario(self)
+        driven = []
+        for car in scenario.cars:
+            scan = next((s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)), None)
+            if scan is None:
+                msg = (f'autopilot: car {car.name!r} ({car.profile.source}) has no 2D LiDAR '
+                       f'to drive by')
+                raise ArsimError(msg)
+            drive = self.create_publisher(AckermannDriveStamped, car.names.drive_topic,
+                                          qos.STREAM)
+            topic = car.names.sensor_topics[scan.name]
+            self.create_subscription(LaserScan, topic, functools.partial(
+                self._on_scan, _policy(car, scan), drive), qos.SENSOR)
+            driven.append(f'{car.name} ({topic} -> {car.names.drive_topic})')
+        self.get_logger().info(f'autopilot (follow the gap) drives {", ".join(driven)}')
+
+    def _on_scan(self, policy: FollowTheGap, drive: Publisher, scan: LaserScan) -> None:
+        steering, speed = policy.act(np.asarray(scan.ranges, np.float32))
+        command = AckermannDriveStamped()
+        command.header.stamp = scan.header.stamp
+        command.header.frame_id = scan.header.frame_id
+        command.drive.steering_angle, command.drive.speed = float(steering), float(speed)
+        drive.publish(command)
+
+
+def _policy(car: CarSpec, scan: Lidar2DSpec) -> FollowTheGap:
+    vehicle = load_vehicle_config(car.profile.raw, car.profile.source)
+    return FollowTheGap(angle_min=scan.angle_min, angle_increment=scan.angle_increment,
+                        max_steering=vehicle.params.steering.max_angle,
+                        max_speed=vehicle.params.longitudinal.max_speed, range_max=scan.range_max,
+                        speed_scale=SPEED_SCALE)
+
+
+def main() -> int:
+    return run_node(Autopilot)

@@ -28,11 +28,12 @@ def _reply(arrays: dict[str, np.ndarray]) -> protocol.Message:
     return protocol.decode(protocol.encode(protocol.UPDATE, 1, 0, {}, arrays, meta))
 
 
-def _feed(make_scenario, ring, clock: Clock) -> ViewFeed:
+def _feed(make_scenario, ring, clock: Clock, real_time_factor: float = 1.0) -> ViewFeed:
     scenario = make_scenario(('ego',))
     engine = Engine(scenario, InProcessRenderer(), dynamics=False)
     engine.load_track(ring)
-    return ViewFeed(scenario, engine, Pacing(), period_s=0.05, clock=clock)
+    return ViewFeed(scenario, engine, Pacing(real_time_factor), period_s=0.05,
+                    flat_out_period_s=0.2, clock=clock)
 
 
 def test_a_scan_becomes_world_points_from_where_its_sensor_was(make_scenario, ring):
@@ -86,3 +87,20 @@ def test_the_track_picture_puts_the_barriers_where_they_are(ring):
     column = int((barrier[0] - image.x_min) / image.resolution)
     near = picture[max(row - 1, 0):row + 2, max(column - 1, 0):column + 2]
     assert near.min() < 100  # a barrier's dark grey at its vertex
+
+
+def test_a_simulation_running_flat_out_is_snapshot_less_often(make_scenario, ring):
+    clock = Clock()
+    feed = _feed(make_scenario, ring, clock, real_time_factor=0.0)
+    state = {'ego': CarState(0.0, 0.0, 0.0)}
+    versions = []
+    for frame in range(100):  # 1 s of wall time, a frame every 10 ms
+        feed.offer(frame * 25_000_000, state, _reply({}))
+        versions.append(feed.latest().version)
+        clock.now += 0.01
+    assert versions[-1] == 5  # every 0.2 s
+    feed.pacing.set_real_time_factor(1.0)
+    for frame in range(100, 200):
+        feed.offer(frame * 25_000_000, state, _reply({}))
+        clock.now += 0.01
+    assert 16 <= feed.latest().version - versions[-1] <= 20  # every 0.05 s (or a tick later)

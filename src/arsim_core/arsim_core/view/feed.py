@@ -2,9 +2,11 @@
 
 The loop offers every frame it fans out (:meth:`ViewFeed.offer`); that keeps references to the
 newest scans and camera images (no copy) and, at most every ``period_s`` of wall time, a
-snapshot of the cars and the race. Readers in other threads (the web server) take
-the newest snapshot when they are ready for one, so a slow page drops frames and the loop never
-waits for it.
+snapshot of the cars and the race. Readers in other threads (the web server) take the newest
+snapshot when they are ready for one, so a slow page drops frames and the loop never waits for
+it. A simulation kept to a real-time factor sleeps between frames, so its view may refresh
+often; one running as fast as it can shares the cores with the page that draws the view, so
+then the view refreshes half as often.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 
 PERIOD_S = 0.1  # snapshots at up to 10 Hz of wall time: enough to watch, light on the cores
+FLAT_OUT_PERIOD_S = 0.2  # while the simulation runs as fast as it can
 SCAN_POINTS = 360  # beams shown per scan, at most
 
 
@@ -72,10 +75,10 @@ class ViewFeed:
     """The loop's side of a live view: cheap to offer to, safe to read from any thread."""
 
     def __init__(self, scenario: Scenario, engine: Engine, pacing: Pacing,
-                 period_s: float = PERIOD_S,
+                 period_s: float = PERIOD_S, flat_out_period_s: float = FLAT_OUT_PERIOD_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.scenario, self.engine, self.pacing = scenario, engine, pacing
-        self.period_s, self._clock = period_s, clock
+        self.period_s, self.flat_out_period_s, self._clock = period_s, flat_out_period_s, clock
         self.scan_specs = {f'{car.name}/{spec.name}': (car.name, spec)
                            for car in scenario.cars for spec in car.profile.sensors
                            if isinstance(spec, Lidar2DSpec)}
@@ -104,7 +107,8 @@ class ViewFeed:
                 self._images[key] = image
         now = self._clock()
         if now >= self._due:
-            self._due = now + self.period_s
+            paced = self.pacing.status().real_time_factor > 0.0
+            self._due = now + (self.period_s if paced else self.flat_out_period_s)
             self._publish(time_ns, states, now)
 
     def _publish(self, time_ns: int, states: Mapping[str, CarState], now: float) -> None:

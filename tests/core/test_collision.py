@@ -21,8 +21,8 @@ import pytest
 import shapely
 
 import arsim_core
-from arsim_core.config.profile import Footprint
 from arsim_core.dynamics._jit import NUMBA_ENABLED, python_function
+from arsim_core.geometry import Footprint
 from arsim_core.race import (
     BARRIER,
     MAX_GRID_CELLS,

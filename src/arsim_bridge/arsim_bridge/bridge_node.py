@@ -32,7 +32,7 @@ from arsim_bridge.common import (
     to_ns,
     to_time,
 )
-from arsim_bridge.frames import car_topic, encode_car_frame
+from arsim_bridge.fanout import car_topic, encode_car_frame
 from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (

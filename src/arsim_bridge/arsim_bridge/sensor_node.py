@@ -20,7 +20,7 @@ from tf2_msgs.msg import TFMessage
 
 from arsim_bridge import dds, qos, stopping
 from arsim_bridge.common import declare_car, declare_scenario, run_node, set_pose_2d, to_time
-from arsim_bridge.frames import car_topic, decode_car_frame
+from arsim_bridge.fanout import car_topic, decode_car_frame
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
 from arsim_core import protocol

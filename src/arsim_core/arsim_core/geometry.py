@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """A car's box, centred on base_link [m]: its rectangle collides with barriers and other
+    cars, and the box, from the car's z up to ``height``, is what other cars' sensors see."""
+
+    length: float
+    width: float
+    height: float
 
 
 def rotation_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from arsim_core.config.profile import Footprint
 from arsim_core.config.scenario import CarSpec
 from arsim_core.dynamics._jit import kernel
 from arsim_core.errors import ConfigError
+from arsim_core.geometry import Footprint
+from arsim_core.sensors import labels as semantic
 
 Pose2D = tuple[float, float, float]
-OBSTACLE_LABELS = (1, 2, 3)  # barrier, blue cone, yellow cone
 BARRIER = 'barrier'
 
 
@@ -82,7 +82,7 @@ class CollisionWorld:
     def __init__(self, vertices: np.ndarray, triangles: np.ndarray, labels: np.ndarray,
                  cell_size: float | None = None) -> None:
         """``cell_size`` [m] of the segment grid; by default derived from the segment lengths."""
-        obstacles = triangles[np.isin(labels, OBSTACLE_LABELS)]
+        obstacles = triangles[np.isin(labels, semantic.OBSTACLES)]
         edges = np.concatenate([obstacles[:, [0, 1]], obstacles[:, [1, 2]],
                                 obstacles[:, [2, 0]]])
         segments = vertices[edges][:, :, :2].astype(np.float64)

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
-from arsim_core.backend.frames import Context
 from arsim_core.backend.lidar import Lidar2D, sensor_rays
+from arsim_core.backend.outputs import Context
 from arsim_core.backend.raycast_embreex import EmbreeRaycaster
 from arsim_core.backend.scene import World
-from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Timeline
+from arsim_core.geometry import Footprint
 from arsim_core.track import Track, load_track, track_mesh
 
 # The F1TENTH Hokuyo of config/cars/f1tenth.yaml: 1080 beams over 270 degrees.

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from arsim_core.backend.raycast import check_origins
-from arsim_core.backend.shapes import Footprint, Hits, Pose
+from arsim_core.backend.shapes import Hits, Pose
 from arsim_core.dynamics._jit import kernel
+from arsim_core.geometry import Footprint
 from arsim_core.sensors.labels import CAR, NONE
 
 # Nearest hit accepted along a ray [m]: a ray starting on a face leaves through the far side,

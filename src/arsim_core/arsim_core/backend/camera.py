@@ -16,11 +16,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from arsim_core.backend.frames import Context, Output, Rendered
+from arsim_core.backend.outputs import Context, Output, Rendered
 from arsim_core.backend.raster import View, seed_of
 from arsim_core.backend.scene import World
-from arsim_core.backend.shapes import Footprint, Pose
-from arsim_core.geometry import rotation_matrix
+from arsim_core.backend.shapes import Pose
+from arsim_core.geometry import Footprint, rotation_matrix
 from arsim_core.sensors import labels
 from arsim_core.sensors.pinhole import OPTICAL_ROTATION, Intrinsics
 

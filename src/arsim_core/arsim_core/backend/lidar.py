@@ -18,7 +18,7 @@ import numpy as np
 
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
-from arsim_core.backend.frames import Context, Output, Rendered, frame_name
+from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
 from arsim_core.backend.shapes import Hits, Pose, nearer
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import rotation_matrix

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from arsim_core.backend.raycast import triangle_normals
-from arsim_core.backend.shapes import Footprint
+from arsim_core.geometry import Footprint
 from arsim_core.sensors import labels
 from arsim_core.sensors.labels import color_table
 from arsim_core.sensors.pinhole import Intrinsics

@@ -23,13 +23,14 @@ from arsim_core import endpoints, heartbeat, protocol
 from arsim_core.backend import wire
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
-from arsim_core.backend.frames import Context, Rendered, frame_name, update_frames
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
+from arsim_core.backend.outputs import Context, Rendered, frame_name, update_frames
 from arsim_core.backend.scene import World
-from arsim_core.backend.shapes import Footprint
 from arsim_core.backend.timeline import Poses, Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
+from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, Lidar3DSpec
 from arsim_core.errors import ArsimError, ProtocolError
+from arsim_core.geometry import Footprint
 from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')
@@ -37,10 +38,9 @@ NAME = 'arsim-embedded'
 
 Frames = list[Any]
 Sensor = Lidar2D | Lidar3D | Camera
-SENSOR_TYPES: Mapping[str, Any] = {'lidar2d': Lidar2D, 'lidar3d': Lidar3D, 'camera': Camera}
-# Computed by the car's republisher from the car state; a backend renders nothing for them and
-# ignores them if a bridge lists or requests them.
-COMPUTED_TYPES = wire.COMPUTED_TYPES
+# What renders each rendered kind of config.sensors.SENSOR_TYPES, the one registry of kinds.
+RENDERERS: Mapping[str, Any] = {Lidar2DSpec.kind: Lidar2D, Lidar3DSpec.kind: Lidar3D,
+                                CameraSpec.kind: Camera}
 MAX_REQUEST_FRAMES = 64  # binary frames and all; InitialSettings, the largest, has 5
 MAX_ERROR_CHARS = 2000
 
@@ -253,14 +253,14 @@ def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns:
         car_id = car['id']
         for sensor_index, spec in enumerate(car.get('sensors', [])):
             kind = spec['type']
-            if kind in COMPUTED_TYPES:
+            if kind in COMPUTED_KINDS:  # a backend lists, renders and asks for none
                 computed.add((car_id, spec['name']))
                 continue
-            if kind not in SENSOR_TYPES:
+            if kind not in RENDERERS:
                 msg = (f'sensor type {kind!r} is not supported by {NAME}; it renders '
-                       f'{sorted(SENSOR_TYPES)}')
+                       f'{sorted(RENDERERS)}')
                 raise ProtocolError(msg)
-            sensor = SENSOR_TYPES[kind].from_wire(
+            sensor = RENDERERS[kind].from_wire(
                 car_id, spec, _sensor_seed(seed, car_index, sensor_index), frame_period_ns)
             sensors[(sensor.car, sensor.name)] = sensor
     return sensors, computed

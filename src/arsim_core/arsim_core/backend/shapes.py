@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arsim_core.geometry import rotation_matrix
+from arsim_core.geometry import Footprint, rotation_matrix
 
 # x, y, z, roll, pitch, yaw of a car's base_link in the world frame, as numbers or an array
 Pose = Sequence[float] | np.ndarray
@@ -32,15 +32,6 @@ class Hits:
     distance: np.ndarray
     label: np.ndarray
     cosine: np.ndarray
-
-
-@dataclass(frozen=True)
-class Footprint:
-    """A car's box: length and width centred on base_link, from its z up to ``height`` [m]."""
-
-    length: float
-    width: float
-    height: float
 
 
 def box_mesh(footprint: Footprint, pose: Pose) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.config.sensors import COMPUTED_KINDS
 from arsim_core.errors import ProtocolError
 
 MAX_COORDINATE = 1e6  # |value| of a vertex, pose or mount coordinate [m or rad]
@@ -31,7 +32,6 @@ RATE_HZ = (1e-3, 1e6)
 MAX_FRAME_PERIOD_NS = 3_600_000_000_000  # an hour
 MAX_SEED = (1 << 64) - 1
 CAMERA_OUTPUTS = frozenset({'rgb', 'depth', 'semantic'})
-COMPUTED_TYPES = frozenset({'imu', 'gnss', 'wheel_odometry', 'ground_truth'})
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def sensor(spec: dict[str, Any], car: str) -> int:
     name = text(spec, 'name', car)
     where = f'{car}, sensor {_show(name)}'
     kind = text(spec, 'type', where)
-    if kind in COMPUTED_TYPES:
+    if kind in COMPUTED_KINDS:
         return 0
     number(spec, 'rate_hz', where, *RATE_HZ)
     numbers(spec, 'mount', 6, where, -MAX_COORDINATE, MAX_COORDINATE)

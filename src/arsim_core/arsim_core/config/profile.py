@@ -12,18 +12,9 @@ from typing import Any
 
 from arsim_core.config.fields import Section, load_yaml
 from arsim_core.config.sensors import SensorSpec, load_sensors
+from arsim_core.geometry import Footprint
 
 PROFILE_KEYS = frozenset({'description', 'Sensors', 'Footprint', 'InitialPose'})
-
-
-@dataclass(frozen=True)
-class Footprint:
-    """Box the car occupies, centred on base_link [m]: its rectangle collides with barriers
-    and other cars, the box (up to ``height``) is what other cars' sensors see."""
-
-    length: float
-    width: float
-    height: float
 
 
 @dataclass(frozen=True)

@@ -437,15 +437,14 @@ def _ground_truth(name: str, section: Section) -> GroundTruthSpec:
     return GroundTruthSpec(name=name, rate_hz=_rate(section))
 
 
-SENSOR_TYPES: Mapping[str, Callable[[str, Section], SensorSpec]] = {
-    'lidar2d': _lidar2d,
-    'lidar3d': _lidar3d,
-    'camera': _camera,
-    'imu': _imu,
-    'gnss': _gnss,
-    'wheel_odometry': _wheel_odometry,
-    'ground_truth': _ground_truth,
-}
+# The one registry of sensor kinds: each kind's spec and its parser.
+SENSOR_TYPES: Mapping[str, tuple[type[SensorSpec], Callable[[str, Section], SensorSpec]]] = {
+    spec.kind: (spec, parse) for spec, parse in (
+        (Lidar2DSpec, _lidar2d), (Lidar3DSpec, _lidar3d), (CameraSpec, _camera),
+        (ImuSpec, _imu), (GnssSpec, _gnss), (WheelOdometrySpec, _wheel_odometry),
+        (GroundTruthSpec, _ground_truth))}
+# Kinds a sensor republisher computes from the car's state; a backend renders none of them.
+COMPUTED_KINDS = frozenset(kind for kind, (spec, _) in SENSOR_TYPES.items() if not spec.rendered)
 
 
 def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
@@ -456,7 +455,7 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
             section.fail(f'expected a sensor name of letters, digits and underscores, got '
                          f'{name!r}', name)
         kind = entry.string('type', choices=SENSOR_TYPES.keys())
-        sensors.append(SENSOR_TYPES[kind](name, entry))
+        sensors.append(SENSOR_TYPES[kind][1](name, entry))
     return tuple(sensors)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import protocol
-from arsim_core.backend.frames import update_frames
+from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey

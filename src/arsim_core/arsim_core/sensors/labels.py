@@ -18,6 +18,8 @@ GROUND = 4
 CAR = 5
 NONE = 255
 
+OBSTACLES = (BARRIER, CONE_BLUE, CONE_YELLOW)  # what a car collides with on a track
+
 NAMES = MappingProxyType({ROAD: 'road', BARRIER: 'barrier', CONE_BLUE: 'cone_blue',
                           CONE_YELLOW: 'cone_yellow', GROUND: 'ground', CAR: 'car',
                           NONE: 'none'})

@@ -15,6 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from arsim_core.errors import TrackError
+from arsim_core.sensors import labels as semantic
 from arsim_core.track.model import (
     LABEL_BARRIER,
     LABEL_CONE_BLUE,
@@ -37,15 +38,8 @@ NAME_LABELS = MappingProxyType(
 )
 """Substring of an object name -> triangle label; first match wins, default barrier."""
 
-LABEL_NAMES = MappingProxyType(
-    {
-        LABEL_ROAD: 'road',
-        LABEL_BARRIER: 'barrier',
-        LABEL_CONE_BLUE: 'cone_blue',
-        LABEL_CONE_YELLOW: 'cone_yellow',
-        LABEL_GROUND: 'ground',
-    }
-)
+LABEL_NAMES = MappingProxyType({label: semantic.NAMES[label] for label in (
+    LABEL_ROAD, LABEL_BARRIER, LABEL_CONE_BLUE, LABEL_CONE_YELLOW, LABEL_GROUND)})
 """Object names used when exporting, chosen so that reading the file back keeps the labels."""
 
 _Y_UP_SUFFIXES = ('.glb', '.gltf')

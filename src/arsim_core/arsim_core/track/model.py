@@ -13,13 +13,16 @@ from pathlib import Path
 
 import numpy as np
 
+from arsim_core.sensors import labels
 from arsim_core.track import geometry
 
-LABEL_ROAD = 0
-LABEL_BARRIER = 1
-LABEL_CONE_BLUE = 2
-LABEL_CONE_YELLOW = 3
-LABEL_GROUND = 4
+# The track's triangle labels, as the track API names them; the ids are the semantic classes of
+# arsim_core.sensors.labels, the one table of them.
+LABEL_ROAD = labels.ROAD
+LABEL_BARRIER = labels.BARRIER
+LABEL_CONE_BLUE = labels.CONE_BLUE
+LABEL_CONE_YELLOW = labels.CONE_YELLOW
+LABEL_GROUND = labels.GROUND
 
 OCCUPIED = 100
 FREE = 0

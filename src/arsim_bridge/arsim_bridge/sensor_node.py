@@ -152,13 +152,14 @@ class SensorNode(Node):
         super().destroy_node()
 
 
-def _wheelbase(profile: Any) -> float:
-    """The car's wheelbase from its dynamics parameters (for wheel odometry)."""
+def _wheelbase(profile: Any) -> float | None:
+    """The car's wheelbase from its dynamics parameters (for wheel odometry), or None where
+    the profile gives none (a car whose dynamics run elsewhere): never a made-up one."""
     body = profile.raw.get('CarParameters', {}).get('body', {})
     try:
         return float(body['cog_to_front_axle']) + float(body['cog_to_rear_axle'])
     except (KeyError, TypeError, ValueError):
-        return 1.0
+        return None
 
 
 def main() -> int:

@@ -256,3 +256,26 @@ def test_corrupt_mesh_file(tmp_path):
     path.write_bytes(b'glTF garbage')
     msg = _load_error(path)
     assert str(path) in msg and 'cannot read mesh' in msg
+
+
+@pytest.mark.parametrize(('old', 'new', 'key'), [
+    ('format: tum_csv', 'format: tum_csv\nbarrier_hieght: 0.5', 'barrier_hieght'),
+    ('  direction: forward', '  direction: forward\n  lane: 2', 'start.lane'),
+    ('format: tum_csv', 'format: tum_csv\noptions: {simplify_cells: 0.3}',
+     'options.simplify_cells'),  # a map option, which a CSV track does not read
+])
+def test_an_unknown_key_of_track_yaml_is_refused_with_its_line(ring_copy, old, new, key):
+    path = _edit_yaml(ring_copy, old, new)
+    lines = path.read_text().splitlines()
+    leaf = key.rsplit('.', 1)[-1]
+    number = next(i for i, text in enumerate(lines, 1) if f'{leaf}:' in text)
+    msg = _load_error(ring_copy)
+    assert msg.startswith(f'{path}:{number}: unknown key {key!r}'), msg
+
+
+def test_each_format_accepts_the_options_its_loader_reads():
+    from arsim_core.track.loaders import FORMAT_OPTIONS
+
+    assert FORMAT_OPTIONS['mesh'] == {'up_axis', 'slice_height', 'resolution'}
+    assert FORMAT_OPTIONS['ros_map'] == FORMAT_OPTIONS['f1tenth'] == {'simplify_cells',
+                                                                      'min_region_cells'}

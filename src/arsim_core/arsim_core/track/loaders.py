@@ -353,6 +353,32 @@ def _is_f1tenth(map_yaml: Path) -> bool:
     return stem != map_yaml.name and (map_yaml.parent / f'{stem}_centerline.csv').is_file()
 
 
+DESCRIPTOR_KEYS = frozenset({'name', 'description', 'format', 'file', 'units', 'scale',
+                             'barrier_height', 'start', 'raceline', 'centerline', 'options'})
+START_KEYS = frozenset({'index', 'direction'})
+_MAP_OPTIONS = frozenset({'simplify_cells', 'min_region_cells'})
+FORMAT_OPTIONS = {'tum_csv': frozenset(), 'ros_map': _MAP_OPTIONS, 'f1tenth': _MAP_OPTIONS,
+                  'mesh': frozenset({'up_axis', 'slice_height', 'resolution'})}
+"""The ``options:`` each format reads."""
+
+
+def _refuse_unknown(doc: YamlDoc, path: Path, section: str, value: Any,
+                    known: frozenset[str]) -> None:
+    """A key of ``track.yaml`` (under ``section``) that nothing reads is a mistake: say which,
+    where, and what is known, rather than ignore it."""
+    if not isinstance(value, Mapping):
+        if section and value is not None:
+            msg = f"{doc.where(path, section)}: key '{section}' must be a mapping of keys"
+            raise TrackError(msg)
+        return
+    for key in value:
+        if key not in known:
+            dotted = f'{section}.{key}' if section else str(key)
+            expected = ', '.join(sorted(known)) or 'none for this format'
+            msg = f"{doc.where(path, dotted)}: unknown key '{dotted}'; expected {expected}"
+            raise TrackError(msg)
+
+
 def _options_from_descriptor(path: Path, doc: YamlDoc) -> tuple[str, Path, TrackOptions]:
     """Format, data path and options of a ``track.yaml``."""
     folder = path.parent
@@ -361,6 +387,9 @@ def _options_from_descriptor(path: Path, doc: YamlDoc) -> tuple[str, Path, Track
         known = ', '.join(sorted(TRACK_LOADERS))
         msg = f"{doc.where(path, 'format')}: key 'format' is {fmt!r}, known formats: {known}"
         raise TrackError(msg)
+    _refuse_unknown(doc, path, '', doc, DESCRIPTOR_KEYS)
+    _refuse_unknown(doc, path, 'start', doc.get('start'), START_KEYS)
+    _refuse_unknown(doc, path, 'options', doc.get('options'), FORMAT_OPTIONS.get(fmt, frozenset()))
     data_name = get_key(doc, 'file', str, path)
     data_file = folder / data_name
     units = get_key(doc, 'units', str, path, default='m')

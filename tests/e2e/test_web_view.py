@@ -99,6 +99,8 @@ def test_the_page_shows_the_car_moving_and_its_buttons_pace_sim_time(simulation,
         assert browser.execute_script(
             'return Object.values(window.arsimView.frame.scans)[0].length') > 100
         _screenshot(browser, tmp_path, 'view-web.png')
+        # /clock is not latched: the watch must hear it while it still runs.
+        assert clock.probe.spin_until(lambda: clock.time_ns is not None, 30.0), sim.log
 
         browser.find_element('id', 'play-pause').click()
         _wait(browser, "document.getElementById('play-pause').textContent === 'Play'")

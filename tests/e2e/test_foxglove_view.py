@@ -5,13 +5,12 @@ and a view that cannot start is reported while the simulation goes on."""
 from __future__ import annotations
 
 import json
-import socket
 import struct
 import time
 
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import LaserScan
-from simharness import free_port
+from simharness import free_port, taken_port
 from tf2_msgs.msg import TFMessage
 from websockets.sync.client import connect
 
@@ -77,10 +76,7 @@ def test_a_foxglove_client_receives_the_simulation(simulation) -> None:
 
 
 def test_a_view_that_cannot_start_leaves_the_simulation_running(simulation) -> None:
-    with socket.socket() as taken:
-        taken.bind(('127.0.0.1', 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with taken_port() as port:
         sim = simulation(settings=_view(port))
         assert sim.wait_for_log('ready; stepping', 90.0), sim.log
         assert sim.wait_for_log('foxglove_view exited with code 1; the simulation goes on',

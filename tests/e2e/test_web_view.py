@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from browser import available, headless_chromium, wait_for
 from rosgraph_msgs.msg import Clock
-from simharness import Probe, driver_process, free_port, stop_process
+from simharness import Probe, driver_process, free_port, stop_process, taken_port
 from websockets.sync.client import connect
 
 DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
@@ -161,10 +161,7 @@ def test_bad_commands_and_vanishing_pages_leave_the_simulation_running(simulatio
 
 
 def test_a_port_in_use_is_reported_and_the_simulation_runs_on(simulation) -> None:
-    with socket.socket() as taken:
-        taken.bind(('127.0.0.1', 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with taken_port() as port:
         sim = simulation(settings=_settings(port))
         assert sim.wait_for_log('ready; stepping', 90.0), sim.log
         assert f'cannot serve the web page on 127.0.0.1:{port}' in sim.log, sim.log

@@ -9,8 +9,8 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -23,9 +23,8 @@ from simharness import Simulation, free_port  # noqa: E402
 PAIRS = 3
 
 
-@contextmanager
-def page_open(port: int) -> Iterator[object]:
-    """A factory of watchers: headless Chromium showing the page of the simulation on
+def page_open(port: int) -> Callable[[Simulation], AbstractContextManager[None]]:
+    """A watcher for measure_rtf: headless Chromium showing the page of the simulation on
     ``port``, its track drawn and frames arriving, before the measurement starts."""
 
     @contextmanager
@@ -41,7 +40,7 @@ def page_open(port: int) -> Iterator[object]:
             frames = browser.execute_script('return window.arsimView.frames')
             print(f'[bench] the page drew {frames} frames', file=sys.stderr)
 
-    yield watch
+    return watch
 
 
 def run() -> list[tuple[str, float, str]]:
@@ -54,8 +53,8 @@ def run() -> list[tuple[str, float, str]]:
         rtf, _result = measure_rtf()
         without.append(rtf)
         port = free_port()
-        with page_open(port) as watcher:
-            rtf, _result = measure_rtf({'view': {'kind': 'web', 'port': port}}, watcher=watcher)
+        rtf, _result = measure_rtf({'view': {'kind': 'web', 'port': port}},
+                                   watcher=page_open(port))
         viewed.append(rtf)
         print(f'[bench] rtf without a view {without[-1]:.2f}, with the page open '
               f'{viewed[-1]:.2f}', file=sys.stderr)

@@ -11,7 +11,7 @@ then the view refreshes half as often.
 
 from __future__ import annotations
 
-import threading
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +60,6 @@ class Snapshot:
 
     version: int
     time_s: float
-    wall_s: float
     cars: list[dict[str, Any]]
     standings: list[dict[str, Any]]
     scans: dict[str, ScanSample] = field(default_factory=dict)
@@ -89,8 +88,6 @@ class ViewFeed:
         self._images: dict[str, np.ndarray] = {}  # camera key -> newest rgb8 image
         self._due = 0.0
         self._snapshot: Snapshot | None = None
-        self._version = 0
-        self._changed = threading.Condition()
 
     # --- the loop's side -----------------------------------------------------------------
     def offer(self, time_ns: int, states: Mapping[str, CarState],
@@ -109,33 +106,24 @@ class ViewFeed:
         if now >= self._due:
             paced = self.pacing.status().real_time_factor > 0.0
             self._due = now + (self.period_s if paced else self.flat_out_period_s)
-            self._publish(time_ns, states, now)
+            self._publish(time_ns, states)
 
-    def _publish(self, time_ns: int, states: Mapping[str, CarState], now: float) -> None:
+    def _publish(self, time_ns: int, states: Mapping[str, CarState]) -> None:
+        """Replace the snapshot readers see (one reference swap: they need no lock)."""
         metrics = self.engine.metrics
-        snapshot = Snapshot(
-            version=self._version + 1, time_s=time_ns / 1e9, wall_s=now,
+        previous = self._snapshot
+        self._snapshot = Snapshot(
+            version=1 if previous is None else previous.version + 1, time_s=time_ns / 1e9,
             cars=[{'name': name, 'x': round(s.x, 3), 'y': round(s.y, 3),
                    'yaw': round(s.yaw, 4), 'speed': round(s.vx, 2),
                    'steering': round(s.steering_angle, 3)} for name, s in states.items()],
             standings=[_standing(st._asdict()) for st in metrics.standings()]
             if metrics is not None else [],
             scans=dict(self._scans))
-        with self._changed:
-            self._version = snapshot.version
-            self._snapshot = snapshot
-            self._changed.notify_all()
 
     # --- readers (any thread) ----------------------------------------------------------------
     def latest(self) -> Snapshot | None:
         return self._snapshot
-
-    def wait_newer(self, version: int, timeout_s: float) -> Snapshot | None:
-        """The newest snapshot once it is newer than ``version``, or None after the timeout."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._version > version, timeout_s)
-            snapshot = self._snapshot
-        return snapshot if snapshot is not None and snapshot.version > version else None
 
     def image(self, key: str) -> np.ndarray | None:
         return self._images.get(key)
@@ -145,7 +133,7 @@ class ViewFeed:
 
 
 def _sensor_pose(state: CarState, spec: Lidar2DSpec) -> tuple[float, float, float]:
-    c, s = np.cos(state.yaw), np.sin(state.yaw)
+    c, s = math.cos(state.yaw), math.sin(state.yaw)
     mount = spec.mount
     return (state.x + c * mount.x - s * mount.y, state.y + s * mount.x + c * mount.y,
             state.yaw + mount.yaw)

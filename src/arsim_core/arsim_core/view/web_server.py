@@ -119,7 +119,7 @@ class WebView:
         return web.Response(text=file.read_text(), content_type=kind)
 
     async def _track_png(self, _request: web.Request) -> web.Response:
-        track = await asyncio.to_thread(self._current_track)
+        track = await self._current_track()
         if track is None:
             raise web.HTTPNotFound(text='no track yet')
         return web.Response(body=track[1].png, content_type='image/png',
@@ -150,12 +150,18 @@ class WebView:
             self._jpeg = (id(image), data)
         return data
 
-    def _current_track(self) -> tuple[TrackWorld, TrackImage] | None:
-        """The track the engine holds and its picture, drawn once per track."""
-        world = self.feed.world()
+    async def _current_track(self) -> tuple[TrackWorld, TrackImage] | None:
+        """The track the engine holds and its picture, drawn once per track (aside, so the
+        server answers meanwhile)."""
+        world, track = self.feed.world(), self._track
         if world is None:
             return None
-        with self._track_lock:
+        if track is not None and track[0] is world:
+            return track
+        return await asyncio.to_thread(self._draw_track, world)
+
+    def _draw_track(self, world: TrackWorld) -> tuple[TrackWorld, TrackImage]:
+        with self._track_lock:  # pages asking at once wait for one drawing
             if self._track is None or self._track[0] is not world:
                 self._track = (world, track_image(world))
             return self._track
@@ -193,9 +199,7 @@ class WebView:
                     await page.send_json({'type': 'pacing', 'paused': pacing.paused,
                                           'real_time_factor': pacing.real_time_factor})
                     sent_pacing = pacing
-                track = self._track
-                if track is None or track[0] is not self.feed.world():  # draw it aside
-                    track = await asyncio.to_thread(self._current_track)
+                track = await self._current_track()
                 if track is not None and track[0] is not sent_track:
                     await page.send_str(json.dumps(self._hello(*track)))
                     sent_track = track[0]

@@ -70,14 +70,16 @@ def header_text(**keys: Any) -> str:
 class RawBackend:
     """A backend process and a REQ socket to it; every request waits at most ``timeout_s``."""
 
-    def __init__(self, log_path: Path, *arguments: str, timeout_s: float = 30.0) -> None:
+    def __init__(self, log_path: Path, *arguments: str, timeout_s: float = 30.0,
+                 program: Sequence[str] = ('-m', 'arsim_core.backend.server')) -> None:
+        """``program``: the Python arguments that start the backend (a test's own script)."""
         self.address = f'tcp://127.0.0.1:{free_port()}'
         self.timeout_ms = int(timeout_s * 1000)
         self.log_path = log_path
         self._log = log_path.open('wb')
         self.process = subprocess.Popen(
-            [sys.executable, '-m', 'arsim_core.backend.server', '--address', self.address,
-             *arguments], stdout=self._log, stderr=subprocess.STDOUT)
+            [sys.executable, *program, '--address', self.address, *arguments],
+            stdout=self._log, stderr=subprocess.STDOUT)
         self.socket = self._connect()
 
     def _connect(self) -> zmq.Socket:

@@ -24,6 +24,7 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 
 from arsim_core import heartbeat
+from arsim_core.entrypoints import quiet_lost_interrupts
 
 
 @dataclass
@@ -49,6 +50,7 @@ def install() -> None:
     _state.requested, _state.dispatching, _state.failure = False, 0, None
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
+    quiet_lost_interrupts()  # a lost KeyboardInterrupt: spin_once raises the request again
     heartbeat.start()
 
 

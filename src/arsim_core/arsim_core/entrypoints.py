@@ -7,6 +7,9 @@ end the process at once with status 0, a clean stop (nothing has started that ne
 then imports the program and hands the signals back to it. The pip launcher starts arsim's
 processes with both signals blocked, so one that arrives while the interpreter itself starts
 waits until this handler is in place.
+
+``stop_on_signals`` is the handling a long-running arsim process without rclpy (the embedded
+backend, the pip launcher) then installs for itself.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import NoReturn
 
@@ -34,6 +38,36 @@ def run(module: str, function: str = 'main') -> NoReturn:
 def backend() -> None:
     """The embedded backend's console script."""
     run('arsim_core.backend.server')
+
+
+def stop_on_signals() -> threading.Event:
+    """From now on SIGINT and SIGTERM set the returned event and raise KeyboardInterrupt in
+    the main thread. The exception cuts long work short; the event makes the stop certain, as
+    Python drops an exception raised while a ``__del__`` method runs (printing only "Exception
+    ignored in"): a process that relied on the exception alone ran on after Ctrl-C until its
+    launcher killed it. Its main loop must therefore also end when the event is set."""
+    requested = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        requested.set()
+        raise KeyboardInterrupt
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+    quiet_lost_interrupts()
+    return requested
+
+
+def quiet_lost_interrupts() -> None:
+    """A KeyboardInterrupt that Python drops (raised while a ``__del__`` method runs) prints
+    nothing: the process keeps the stop request elsewhere and stops all the same, so the
+    traceback Python would print is noise. Any other dropped exception is printed as before."""
+    sys.unraisablehook = _print_unless_interrupt
+
+
+def _print_unless_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:

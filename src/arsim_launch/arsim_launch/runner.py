@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -100,12 +101,13 @@ class ProcessGroup:
             self.output.add(spec.name, process.stdout, process.stderr)
         self.output.start()  # only now: no other thread runs while children are forked
 
-    def wait(self) -> int:
-        """Block until a required process ends or stops answering, say which and how, and
-        return 1. One that is not required (a description publisher, RViz) is only reported."""
+    def wait(self, stop: threading.Event) -> int:
+        """Block until ``stop`` is set (return 0) or a required process ends or stops
+        answering (say which and how, and return 1). One that is not required (a description
+        publisher, RViz) is only reported."""
         reported: set[str] = set()
         next_check = 0.0
-        while True:
+        while not stop.is_set():
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + heartbeat.PERIOD_S
                 silent = self._silent()
@@ -126,6 +128,7 @@ class ProcessGroup:
                 print(f'[arsim] {describe(spec)} {how_it_ended(code)}; the simulation goes on '
                       f'without it', file=sys.stderr, flush=True)
             time.sleep(0.05)
+        return 0
 
     def _silent(self) -> tuple[NodeSpec, float] | None:
         """A running required child whose heartbeat is older than the timeout, and its age."""
@@ -172,24 +175,17 @@ def child_environment() -> dict[str, str]:
     return env
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def stop_on_signals() -> None:
-    """SIGTERM stops the runner as Ctrl-C does (a KeyboardInterrupt), also during start-up."""
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-def run(specs: list[NodeSpec], heartbeat_timeout_s: float = math.inf) -> int:
+def run(specs: list[NodeSpec], stop: threading.Event,
+        heartbeat_timeout_s: float = math.inf) -> int:
     """Start ``specs``, wait until one that matters ends or stops answering (no heartbeat for
-    ``heartbeat_timeout_s``) or a signal comes, stop them all."""
+    ``heartbeat_timeout_s``) or ``stop`` is set (``entrypoints.stop_on_signals``), stop them
+    all."""
     group = ProcessGroup(specs, heartbeat_timeout_s)
-    stop_on_signals()
     code = 0
     try:
-        group.start()
-        code = group.wait()
+        if not stop.is_set():  # its KeyboardInterrupt may have been lost (see stop_on_signals)
+            group.start()
+            code = group.wait(stop)
     except KeyboardInterrupt:
         code = 0
     finally:

@@ -7,25 +7,27 @@ e.g. ``track:=<name or path> cars:=3 profile:=<name> rtf:=1.0``; ``--help`` list
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
+from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError
 from arsim_launch.arguments import launch_overrides, parse_arguments, usage
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
 from arsim_launch.resources import default_settings, resources_dir
-from arsim_launch.runner import run, stop_on_signals
+from arsim_launch.runner import run
 from arsim_launch.sockets import load_run
 
 
 def main(argv: list[str] | None = None) -> int:
-    stop_on_signals()
+    stop = stop_on_signals()  # SIGTERM stops the runner as Ctrl-C does, also during start-up
     try:
-        return _main(argv)
+        return _main(argv, stop)
     except KeyboardInterrupt:  # stopped before anything was started
         return 0
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, stop: threading.Event) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv):
         print(f'usage: python3 -m arsim_launch [name:=value ...]\n{usage()}')
@@ -50,7 +52,7 @@ def _main(argv: list[str] | None) -> int:
         else:
             print('[arsim] rviz2 is not installed here (the PyPI runtime has none); run it '
                   'where ROS 2 is installed, on the same ROS_DOMAIN_ID', file=sys.stderr)
-    return run(processes, scenario.heartbeat_timeout_s)
+    return run(processes, stop, scenario.heartbeat_timeout_s)
 
 
 if __name__ == '__main__':

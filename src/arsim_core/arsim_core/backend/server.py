@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
@@ -29,6 +28,7 @@ from arsim_core.backend.scene import World
 from arsim_core.backend.timeline import Poses, Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
 from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, Lidar3DSpec
+from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
 from arsim_core.rows import NamedRows
@@ -381,13 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_request_mib < 1:
         parser.error(f'--max-request-mib must be at least 1, got {args.max_request_mib}')
     logging.basicConfig(level=logging.INFO, format='[backend] %(levelname)s: %(message)s')
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = stop_on_signals()
     try:
         serve(args.address, args.max_request_mib, args.allow_remote, stop=stop)
     except ArsimError as exc:
         LOG.error('%s', exc)
         return 1
+    except KeyboardInterrupt:
+        pass  # stopped before serving began: nothing to undo
     return 0
 
 

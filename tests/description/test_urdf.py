@@ -94,8 +94,8 @@ def test_links_carry_the_frame_prefix_of_their_car(case, described) -> None:
 
 def test_wheels_and_chassis_are_sized_from_the_profile(described) -> None:
     for car, robot, _ in described:
-        body = car.profile.raw['CarParameters']['body']
-        radius = car.profile.raw['CarParameters']['tyre']['wheel_radius']
+        parameters = yaml.safe_load(Path(car.profile.source).read_text())['CarParameters']
+        body, radius = parameters['body'], parameters['tyre']['wheel_radius']
         prefix = frame_prefix(car.names.base_frame)
         origin = {w: joint_to(robot, f'{prefix}{w}').origin.xyz for w in WHEELS}
         # base_link is the centre of gravity of the st model.
@@ -190,17 +190,17 @@ def test_missing_xacro_file_names_the_file(repo_root: Path, tmp_path: Path) -> N
         robot_description(car, tmp_path / 'missing.xacro')
 
 
-def test_profile_without_height_draws_the_loaders_default_box(repo_root: Path,
-                                                            tmp_path: Path) -> None:
+def test_the_chassis_top_is_the_profiles_footprint_height(repo_root: Path,
+                                                         tmp_path: Path) -> None:
     data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
-    data['Footprint'].pop('height', None)
-    profile = tmp_path / 'flat.yaml'
+    data['Footprint']['height'] = 0.31
+    profile = tmp_path / 'tall.yaml'
     profile.write_text(yaml.safe_dump(data))
     car = cars(repo_root, 'f1tenth_gym', profile)[0]
     robot = URDF.from_xml_string(robot_description(car))
     chassis = robot.link_map['ego_racecar/chassis'].visual.geometry
     top = joint_to(robot, 'ego_racecar/chassis').origin.xyz[2] + chassis.size[2] / 2
-    assert top == pytest.approx(car.profile.footprint.height)
+    assert top == pytest.approx(0.31)
 
 
 def test_sensor_without_a_position_has_no_frame(repo_root: Path, tmp_path: Path) -> None:

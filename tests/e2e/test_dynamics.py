@@ -24,7 +24,6 @@ from sensor_msgs.msg import LaserScan
 from simharness import Probe, Simulation, installed_resources, ros_env, stop_process
 
 from arsim_core.config.scenario import CarSpec, Scenario, load_scenario
-from arsim_core.dynamics import load_vehicle_config
 from arsim_core.race import start_poses
 from arsim_core.track import load_track
 from arsim_msgs.msg import CarState, SimEvent
@@ -352,8 +351,7 @@ def test_one_scene_mixes_models_and_integrators(simulation, observe, tmp_path) -
         assert (state.model, len(state.model_state)) == (model, size), car
         assert state.twist.linear.x > 1.0, car
         assert all(stamp_ns(s.header.stamp) % period == 0 for s in obs.states[car])
-    used = {car: load_vehicle_config(obs.car(car).profile.raw, obs.car(car).profile.source)
-            for car in cars}
+    used = {car: obs.car(car).profile.vehicle for car in cars}
     assert {car: (c.model_name, c.integrator, c.physics_rate_hz) for car, c in used.items()} == {
         'kinematic': ('ks', 'euler', 200.0), 'single_track': ('st', 'rk4', 200.0),
         'drift': ('std', 'rk4', 1000.0)}

@@ -30,15 +30,17 @@ def test_missing_config_file_stops_start_up_with_one_message(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(('text', 'expected'), [
-    ('simulation: {frame_rate_hz: 40\n', 'line 2'),
+    ('simulation: {frame_rate_hz: 40\n', 'sim.yaml:2:1: invalid YAML'),
     ('simulation: {frame_rate_hz: fast}\ntrack: {name: arsim_ring}\ncars: [{name: ego, '
-     'profile: f1tenth}]\n', "simulation.frame_rate_hz: expected a finite number, got 'fast'"),
+     'profile: f1tenth}]\n',
+     "sim.yaml:1: simulation.frame_rate_hz: expected a number in [1, 10000], got 'fast'"),
     ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: racecar}]\n',
      "cars[0].profile: unknown name 'racecar'"),
     ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: f1tenth}]\n'
      'backend: {kind: warp}\n', "backend.kind: expected one of ['embedded', 'external', "
                                 "'unity'], got 'warp'"),
-    ('simulation: {}\ncars: [{name: ego, profile: f1tenth}]\n', 'track: missing required key'),
+    ('simulation: {}\ncars: [{name: ego, profile: f1tenth}]\n',
+     'sim.yaml: track: missing, expected a mapping'),
     ('simulation: {}\ntrack: {name: arsim_ring}\ncars: [{name: ego, profile: f1tenth}]\n'
      'backend: {frames_address: "tcp://0.0.0.0:5556"}\n',
      "backend.frames_address: expected tcp://127.0.0.1:<port 1-65535>"),

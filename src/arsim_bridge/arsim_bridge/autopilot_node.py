@@ -22,7 +22,6 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node
 from arsim_core.config.scenario import CarSpec
 from arsim_core.config.sensors import Lidar2DSpec
-from arsim_core.dynamics import load_vehicle_config
 from arsim_core.errors import ArsimError
 from arsim_core.policies import FollowTheGap
 
@@ -58,7 +57,7 @@ class Autopilot(Node):
 
 
 def _policy(car: CarSpec, scan: Lidar2DSpec) -> FollowTheGap:
-    vehicle = load_vehicle_config(car.profile.raw, car.profile.source)
+    vehicle = car.profile.vehicle
     return FollowTheGap(angle_min=scan.angle_min, angle_increment=scan.angle_increment,
                         max_steering=vehicle.params.steering.max_angle,
                         max_speed=vehicle.params.longitudinal.max_speed, range_max=scan.range_max,

@@ -25,7 +25,7 @@ from arsim_bridge.common import (
     to_ns,
     to_time,
 )
-from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
+from arsim_core.dynamics import ModelDivergedError, Vehicle
 from arsim_core.race import start_poses
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
@@ -37,7 +37,7 @@ class DynamicsNode(Node):
         super().__init__('dynamics', **node_options)
         scenario = declare_scenario(self)
         self.car = declare_car(self, scenario)
-        self.vehicle = Vehicle(load_vehicle_config(self.car.profile.raw, self.car.profile.source))
+        self.vehicle = Vehicle(self.car.profile.vehicle)
         self.scenario = scenario
         self.world_frame = scenario.topic_map.world_frame
         self.start_pose = self.car.pose

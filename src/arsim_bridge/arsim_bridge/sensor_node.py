@@ -61,7 +61,7 @@ class SensorNode(Node):
                 frame=self.names.sensor_frames[spec.name], base_frame=self.names.base_frame,
                 world_frame=scenario.topic_map.world_frame,
                 frame_period_ns=scenario.frame_period_ns, seed=1000 * self.car.index + index,
-                wheelbase=_wheelbase(self.car.profile)))
+                wheelbase=self.car.profile.vehicle.params.body.wheelbase))
             for index, spec in enumerate(self.car.profile.sensors)]
         # Messages are filled once and only their changing fields are set per frame.
         self._odom = Odometry()
@@ -150,16 +150,6 @@ class SensorNode(Node):
         if self._socket is not None:
             self._socket.close()
         super().destroy_node()
-
-
-def _wheelbase(profile: Any) -> float | None:
-    """The car's wheelbase from its dynamics parameters (for wheel odometry), or None where
-    the profile gives none (a car whose dynamics run elsewhere): never a made-up one."""
-    body = profile.raw.get('CarParameters', {}).get('body', {})
-    try:
-        return float(body['cog_to_front_axle']) + float(body['cog_to_rear_axle'])
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 def main() -> int:

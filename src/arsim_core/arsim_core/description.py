@@ -63,9 +63,7 @@ def description_topic(car: CarSpec) -> str:
 
 def rear_axle_x(car: CarSpec) -> float:
     """x of the rear axle in base_link, which is the dynamics model's reference point."""
-    from arsim_core.dynamics import load_vehicle_config
-
-    config = load_vehicle_config(car.profile.raw, car.profile.source)
+    config = car.profile.vehicle
     body = config.params.body
     reference = config.model.reference_point.lower()
     if 'rear axle' in reference:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core.config.fields import Section, load_yaml
+from arsim_core.config.fields import Section, load_section
 from arsim_core.dynamics import VehicleConfig
 from arsim_core.engine import Engine
 from arsim_core.track import Track, track_from_centerline
@@ -139,7 +139,7 @@ class Randomization:
         if source is None:
             return cls({}, {}, None, (), None)
         if isinstance(source, (str, Path)):
-            root = Section(load_yaml(Path(source)) or {}, Path(source))
+            root = load_section(Path(source))
         else:
             root = Section(dict(source), 'randomization')
         root.reject_unknown(KEYS)

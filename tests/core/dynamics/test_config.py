@@ -133,7 +133,7 @@ def test_unknown_top_level_key(f1tenth_profile: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(('path', 'value', 'expected'), [
-    (('integrator',), 'rk45', r'integrator: expected one of euler, rk4'),
+    (('integrator',), 'rk45', r"integrator: expected one of \['euler', 'rk4'\], got 'rk45'"),
     (('physics_rate_hz',), 0, r'physics_rate_hz: expected a number in \(0, 1e6\]'),
     (('CarParameters', 'steering', 'max_angle'), -0.1,
      r'steering\.max_angle: expected a number > 0'),
@@ -167,9 +167,9 @@ def test_partial_pacejka_overrides_keep_commonroad_defaults(
 def test_file_errors_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / 'bad.yaml'
     bad.write_text('model: [unclosed\n')
-    with pytest.raises(ConfigError, match=r'bad\.yaml: invalid YAML'):
+    with pytest.raises(ConfigError, match=r'bad\.yaml:\d+:\d+: invalid YAML'):
         load_vehicle_config_file(bad)
-    with pytest.raises(ConfigError, match=r'missing\.yaml: cannot read'):
+    with pytest.raises(ConfigError, match=r'missing\.yaml: file not found'):
         load_vehicle_config_file(tmp_path / 'missing.yaml')
     not_mapping = tmp_path / 'list.yaml'
     not_mapping.write_text('- 1\n')

@@ -18,7 +18,7 @@ import pytest
 from arsim_core import protocol
 from arsim_core.backend.server import NAME as BACKEND_NAME
 from arsim_core.config.scenario import CarSpec, Scenario
-from arsim_core.dynamics import ModelDivergedError, Vehicle, load_vehicle_config
+from arsim_core.dynamics import ModelDivergedError, Vehicle
 from arsim_core.engine import (
     CarState,
     Drivers,
@@ -46,7 +46,7 @@ class CarDynamics:
 
     def __init__(self, car: CarSpec) -> None:
         self.name = car.name
-        self.vehicle = Vehicle(load_vehicle_config(car.profile.raw, car.profile.source))
+        self.vehicle = Vehicle(car.profile.vehicle)
         self.start_pose = car.pose
         self.time_ns: int | None = None
         self.pending: tuple[float, float, float, float] | None = None

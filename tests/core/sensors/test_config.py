@@ -4,6 +4,7 @@ impossible sensor stops start-up with one error naming the file, the sensor and 
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -60,10 +61,10 @@ def test_every_sensor_type_parses(write_profile) -> None:
 
 @pytest.mark.parametrize(('sensor', 'key', 'value', 'expected'), [
     ('scan', 'beams', 0, 'expected an integer >= 1'),
-    ('scan', 'fov_rad', 7.0, 'expected a number > 0.0 and <= 6.28'),
+    ('scan', 'fov_rad', 7.0, 'expected a number in (0, 6.28'),
     ('lidar', 'channels', 0, 'expected an integer >= 1'),
     ('lidar', 'columns', 0, 'expected an integer >= 1'),
-    ('lidar', 'horizontal_fov_rad', 6.5, '<= 6.28'),
+    ('lidar', 'horizontal_fov_rad', 6.5, ', 6.28'),
     ('lidar', 'dropout', 1.0, 'probability in [0, 1)'),
     ('lidar', 'range_max', 0.2, 'expected range_max > range_min'),
     ('camera', 'far_clip', 0.01, 'expected far_clip > near_clip'),
@@ -80,7 +81,7 @@ def test_impossible_settings_name_file_sensor_and_key(write_profile, sensor, key
     with pytest.raises(ConfigError) as error:
         load_profile(path)
     message = str(error.value)
-    assert message.startswith(f'{path}: Sensors.{sensor}.{key}: '), message
+    assert re.match(rf'{re.escape(str(path))}:\d+: Sensors\.{sensor}\.{key}: ', message), message
     assert expected in message
 
 
@@ -93,7 +94,7 @@ def test_an_image_too_large_for_memory_is_refused(write_profile) -> None:
 
 
 def test_unknown_keys_and_types_are_refused(write_profile) -> None:
-    with pytest.raises(ConfigError, match=r'Sensors\.lidar: unknown key\(s\) \[\'fov\'\]'):
+    with pytest.raises(ConfigError, match=r'Sensors\.lidar\.fov: unknown key'):
         load_profile(write_profile({'lidar': {**LIDAR3D, 'fov': 1.0}}))
     with pytest.raises(ConfigError, match=r"Sensors\.radar\.type: expected one of"):
         load_profile(write_profile({'radar': {'type': 'radar', 'rate_hz': 10.0}}))

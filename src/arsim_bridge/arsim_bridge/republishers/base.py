@@ -30,7 +30,7 @@ class SensorContext:
     world_frame: str
     frame_period_ns: int
     seed: int
-    wheelbase: float | None  # from the profile's CarParameters.body, if it has them
+    wheelbase: float  # the car's, from its profile's CarParameters.body
 
     def due(self, step: int) -> bool:
         """Whether a sensor the backend does not render is due at ``step`` (rate_hz divides

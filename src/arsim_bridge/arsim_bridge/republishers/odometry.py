@@ -12,7 +12,6 @@ from arsim_bridge import qos
 from arsim_bridge.common import set_pose_2d, to_time
 from arsim_bridge.republishers.base import CarFrame, SensorContext
 from arsim_core.config.sensors import WheelOdometrySpec
-from arsim_core.errors import ArsimError
 from arsim_core.sensors.kinematics import WheelOdometry
 
 
@@ -25,13 +24,7 @@ class WheelOdometryRepublisher:
         self.spec: WheelOdometrySpec = ctx.spec
         spec = self.spec
         self.pub = ctx.node.create_publisher(Odometry, ctx.topic, qos.SENSOR)
-        wheelbase = spec.wheelbase or ctx.wheelbase
-        if wheelbase is None:
-            msg = (f'car {ctx.car!r}: wheel odometry {spec.name!r} needs the wheelbase: give '
-                   f'Sensors.{spec.name}.wheelbase, or CarParameters.body (cog_to_front_axle, '
-                   f'cog_to_rear_axle) in the car profile')
-            raise ArsimError(msg)
-        self.odometry = WheelOdometry(wheelbase)
+        self.odometry = WheelOdometry(spec.wheelbase or ctx.wheelbase)
         self.rng = np.random.default_rng(ctx.seed)
         msg = self.msg = Odometry()
         msg.header.frame_id, msg.child_frame_id = ctx.frame, ctx.base_frame

@@ -1,8 +1,9 @@
 """Typed access to YAML mappings with errors that name the file and the key path.
 
-Every loader in arsim reads its YAML through a ``Section`` so that a wrong or missing value is
-reported as ``<file>: <key.path>: expected <what>, got <value>`` and unknown keys are rejected
-instead of silently ignored.
+Every loader in arsim (scenario, car profile and its dynamics, sensors, topic map, track.yaml,
+map yaml, randomisation) reads its YAML through a ``Section``, so that a wrong or missing value
+is reported as ``<file>:<line>: <key.path>: expected <what>, got <value>`` and unknown keys are
+refused instead of silently ignored.
 """
 
 from __future__ import annotations
@@ -10,118 +11,203 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
-from arsim_core.errors import ConfigError
+from arsim_core.errors import ArsimError, ConfigError
 
 _MISSING = object()
 
 
-def load_yaml(path: str | Path) -> Any:
+def load_yaml(path: str | Path, error: type[ArsimError] = ConfigError) -> Any:
     """Read a YAML file; a missing file or a syntax error names the file (and line)."""
-    path = Path(path)
+    return _load(Path(path), error)[0]
+
+
+def load_section(path: str | Path, error: type[ArsimError] = ConfigError) -> Section:
+    """Read a YAML file that holds a mapping (or nothing) as a Section whose errors also give
+    the line of the key at fault."""
+    data, lines = _load(Path(path), error)
+    return Section(data, path, lines=lines, error=error)
+
+
+def _load(path: Path, error: type[ArsimError]) -> tuple[Any, dict[str, int]]:
+    """The file's data and the 1-based line of every key path in it, from one parse."""
     try:
         text = path.read_text(encoding='utf-8')
     except FileNotFoundError as exc:
         msg = f'{path}: file not found'
-        raise ConfigError(msg) from exc
-    except OSError as exc:
-        msg = f'{path}: cannot read ({exc.strerror})'
-        raise ConfigError(msg) from exc
+        raise error(msg) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f'{path}: cannot read ({getattr(exc, "strerror", None) or exc})'
+        raise error(msg) from exc
+    loader = yaml.SafeLoader(text)
     try:
-        return yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, 'problem_mark', None)
-        where = f' line {mark.line + 1}, column {mark.column + 1}' if mark else ''
+        where = f'{path}:{mark.line + 1}:{mark.column + 1}' if mark else str(path)
         problem = getattr(exc, 'problem', None) or str(exc)
-        msg = f'{path}:{where}: invalid YAML: {problem}'
-        raise ConfigError(msg) from exc
+        msg = f'{where}: invalid YAML: {problem}'
+        raise error(msg) from exc
+    finally:
+        loader.dispose()
+    lines: dict[str, int] = {}
+    if node is not None:
+        _key_lines(node, '', lines)
+    return data, lines
+
+
+def _key_lines(node: yaml.Node, path: str, lines: dict[str, int]) -> None:
+    """Record the line of every mapping key and list item under ``node``, by the key paths
+    ``Section`` uses (``cars[0].name``)."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = _child_path(path, str(key_node.value))
+            lines[key] = key_node.start_mark.line + 1
+            _key_lines(value_node, key, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            key = f'{path}[{index}]'
+            lines[key] = item.start_mark.line + 1
+            _key_lines(item, key, lines)
+
+
+def _child_path(path: str, key: str) -> str:
+    return f'{path}.{key}' if path else key
+
+
+def _number(value: float) -> str:
+    """6 significant digits, exponents as written in YAML (1e6, not 1e+06)."""
+    mantissa, _, exponent = f'{value:g}'.partition('e')
+    return f'{mantissa}e{int(exponent)}' if exponent else mantissa
+
+
+def describe_number(minimum: float | None = None, maximum: float | None = None, *,
+                    exclusive_minimum: bool = False, exclusive_maximum: bool = False,
+                    nonzero: bool = False, maximum_name: str | None = None) -> str:
+    """What a number check expects, in words: 'a number > 0', 'a number in [0, 1]'."""
+    high = None if maximum is None else (
+        f'{maximum_name} = {_number(maximum)}' if maximum_name else _number(maximum))
+    if minimum is not None and maximum is not None:
+        return (f'a number in {"(" if exclusive_minimum else "["}{_number(minimum)}, '
+                f'{high}{")" if exclusive_maximum else "]"}')
+    if minimum is not None:
+        return f'a number {">" if exclusive_minimum else ">="} {_number(minimum)}'
+    if maximum is not None:
+        return f'a number {"<" if exclusive_maximum else "<="} {high}'
+    return 'a finite number != 0' if nonzero else 'a finite number'
 
 
 class Section:
-    """A mapping read from ``source`` at ``path`` (a dotted key path, '' for the root)."""
+    """A mapping read from ``source`` at ``path`` (a dotted key path, '' for the root).
 
-    def __init__(self, data: Any, source: str | Path, path: str = '') -> None:
+    Every problem is one ``error`` (ConfigError unless the file's owner raises another kind)
+    of the form ``<file>[:<line>]: <key.path>: <what was expected>, got <value>``; the line is
+    known for sections read with ``load_section``."""
+
+    def __init__(self, data: Any, source: str | Path, path: str = '', *,
+                 lines: Mapping[str, int] | None = None,
+                 error: type[ArsimError] = ConfigError) -> None:
         self.source = str(source)
         self.path = path
+        self.lines: Mapping[str, int] = lines if lines is not None else {}
+        self.error = error
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
-            self.fail(f'expected a mapping, got {type(data).__name__}')
+            self.fail(f'expected a mapping, got {data!r}')
         self.data: Mapping[str, Any] = data
 
     def key_path(self, key: str) -> str:
-        return f'{self.path}.{key}' if self.path else key
+        return _child_path(self.path, key)
 
-    def fail(self, what: str, key: str | None = None) -> None:
-        where = self.key_path(key) if key is not None else (self.path or '<root>')
-        msg = f'{self.source}: {where}: {what}'
-        raise ConfigError(msg)
+    def where(self, key: str | None = None) -> str:
+        """``file:line`` of ``key`` (or of this section, if the key is absent), else ``file``."""
+        line = self.lines.get(self.key_path(key)) if key is not None else None
+        line = line or self.lines.get(self.path)
+        return f'{self.source}:{line}' if line else self.source
+
+    def fail(self, what: str, key: str | None = None) -> NoReturn:
+        name = self.key_path(key) if key is not None else self.path
+        msg = f'{self.where(key)}: {name}: {what}' if name else f'{self.where()}: {what}'
+        raise self.error(msg)
 
     def reject_unknown(self, allowed: Collection[str]) -> None:
-        unknown = sorted(str(k) for k in self.data if k not in allowed)
-        if unknown:
-            self.fail(f'unknown key(s) {unknown}; valid keys are {sorted(allowed)}')
+        """Refuse the first key not in ``allowed``, at its line, listing the valid ones."""
+        expected = f'one of: {", ".join(sorted(allowed))}' if allowed else 'no keys here'
+        for key in self.data:
+            if key not in allowed:
+                self.fail(f'unknown key, expected {expected}', str(key))
 
     def has(self, key: str) -> bool:
         return key in self.data
 
-    def raw(self, key: str, default: Any = _MISSING) -> Any:
+    def raw(self, key: str, default: Any = _MISSING, *, what: str = 'a value') -> Any:
         if key not in self.data:
             if default is _MISSING:
-                self.fail('missing required key', key)
+                self.fail(f'missing, expected {what}', key)
             return default
         return self.data[key]
 
     def section(self, key: str, default: Any = _MISSING) -> Section:
-        return Section(self.raw(key, default), self.source, self.key_path(key))
+        return self.child(self.raw(key, default, what='a mapping'), self.key_path(key))
+
+    def child(self, data: Any, path: str) -> Section:
+        """A section of the same file at ``path`` (a list item's mapping, a merged one)."""
+        return Section(data, self.source, path, lines=self.lines, error=self.error)
 
     def number(self, key: str, default: Any = _MISSING, *, minimum: float | None = None,
-               maximum: float | None = None, exclusive_minimum: bool = False) -> float:
-        value = self.raw(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
-            self.fail(f'expected a finite number, got {value!r}', key)
-        bound_ok = minimum is None or (value > minimum if exclusive_minimum else value >= minimum)
-        if not bound_ok or (maximum is not None and value > maximum):
-            low = '' if minimum is None else f'{"> " if exclusive_minimum else ">= "}{minimum}'
-            high = '' if maximum is None else f'<= {maximum}'
-            self.fail(f'expected a number {" and ".join(p for p in (low, high) if p)}, '
-                      f'got {value!r}', key)
+               maximum: float | None = None, exclusive_minimum: bool = False,
+               exclusive_maximum: bool = False, nonzero: bool = False,
+               maximum_name: str | None = None) -> float:
+        """A finite number within the bounds; ``maximum_name`` names a bound that comes from
+        another key (``physics_rate_hz``)."""
+        what = describe_number(minimum, maximum, exclusive_minimum=exclusive_minimum,
+                               exclusive_maximum=exclusive_maximum, nonzero=nonzero,
+                               maximum_name=maximum_name)
+        value = self.raw(key, default, what=what)
+        ok = not isinstance(value, bool) and isinstance(value, (int, float)) \
+            and math.isfinite(value) \
+            and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum)) \
+            and (maximum is None or (value < maximum if exclusive_maximum else value <= maximum)) \
+            and not (nonzero and value == 0)
+        if not ok:
+            self.fail(f'expected {what}, got {value!r}', key)
         return float(value)
 
     def integer(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> int:
-        value = self.raw(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(f'expected an integer, got {value!r}', key)
-        if minimum is not None and value < minimum:
-            self.fail(f'expected an integer >= {minimum}, got {value!r}', key)
+        what = 'an integer' if minimum is None else f'an integer >= {minimum}'
+        value = self.raw(key, default, what=what)
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or (minimum is not None and value < minimum):
+            self.fail(f'expected {what}, got {value!r}', key)
         return int(value)
 
     def string(self, key: str, default: Any = _MISSING, *,
                choices: Collection[str] | None = None) -> str:
-        value = self.raw(key, default)
-        if not isinstance(value, str):
-            self.fail(f'expected a string, got {value!r}', key)
-        if choices is not None and value not in choices:
-            self.fail(f'expected one of {sorted(choices)}, got {value!r}', key)
+        what = 'a string' if choices is None else f'one of {sorted(choices)}'
+        value = self.raw(key, default, what=what)
+        if not isinstance(value, str) or (choices is not None and value not in choices):
+            self.fail(f'expected {what}, got {value!r}', key)
         return value
 
     def boolean(self, key: str, default: Any = _MISSING) -> bool:
-        value = self.raw(key, default)
+        value = self.raw(key, default, what='true or false')
         if not isinstance(value, bool):
             self.fail(f'expected true or false, got {value!r}', key)
         return value
 
     def vector(self, key: str, length: int, default: Any = _MISSING) -> tuple[float, ...]:
-        value = self.raw(key, default)
+        what = f'a list of {length} finite numbers'
+        value = self.raw(key, default, what=what)
         ok = isinstance(value, (list, tuple)) and len(value) == length and all(
             not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
             for v in value)
         if not ok:
-            self.fail(f'expected a list of {length} finite numbers, got {value!r}', key)
+            self.fail(f'expected {what}, got {value!r}', key)
         return tuple(float(v) for v in value)
 
     def items(self) -> list[tuple[str, Section]]:

@@ -12,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from arsim_core.config.fields import Section, load_yaml, merge
+from arsim_core.config.fields import Section, load_section, merge
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
@@ -144,7 +144,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     ``overrides`` (e.g. from launch arguments) replace keys of the file before it is checked.
     """
     path, resources = Path(path), Path(resources)
-    root = Section(merge(load_yaml(path) or {}, overrides or {}), path)
+    file = load_section(path)
+    root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
                          'race', 'view', 'topic_map', 'cars'})
     config_dir = resources / 'config'
@@ -254,7 +255,7 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
         root.fail('expected a non-empty list of cars', 'cars')
     cars: list[CarSpec] = []
     for index, entry in enumerate(entries):
-        car = Section(entry, root.source, f'cars[{index}]')
+        car = root.child(entry, f'cars[{index}]')
         car.reject_unknown({'name', 'profile', 'pose', 'dynamics'})
         name = car.string('name')
         if not name.isidentifier():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arsim_core.config.fields import Section, load_yaml, merge
+from arsim_core.config.fields import Section, load_section, merge
 
 _CAR_KEYS = ('odom_topic', 'odom_aliases', 'drive_topic', 'command_topic', 'state_topic',
              'reset_topic', 'odom_frame', 'base_frame', 'sensor_topic',
@@ -87,13 +87,13 @@ class TopicMap:
         map's ``named`` section takes those names over its template's."""
         template = (self.ego if index == 0 else self.opponent).section
         if car in self.named:
-            template = Section(merge(template.data, self.named[car].data), template.source,
-                               self.named[car].path)
+            template = template.child(merge(template.data, self.named[car].data),
+                                      self.named[car].path)
         return _CarTemplate(template).resolve(car, sensors)
 
 
 def load_topic_map(path: Path) -> TopicMap:
-    root = Section(load_yaml(path), path)
+    root = load_section(path)
     root.reject_unknown({'description', 'world_frame', 'map_topic', 'track_topic',
                          'initialpose_topic', 'goal_pose_topic', 'event_topic', 'race_topic', 'ego',
                          'opponents', 'named'})

@@ -19,22 +19,19 @@ Layout (every key documented with units in docs/dynamics.md)::
                  kp_accelerate_reverse}
       steering: {kp}
 
-The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are ignored; any other
-unknown key, missing key, wrong type or non-physical value raises one ConfigError of the form
-``<file>: <key.path>: expected <what>, got <value>``.
+The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are left to them; any
+other unknown key, missing key, wrong type or non-physical value raises one ConfigError of the
+form ``<file>:<line>: <key.path>: expected <what>, got <value>`` (``config.fields.Section``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
-from ..errors import ConfigError
+from ..config.fields import Section, load_section
 from .base import VehicleModel
 from .controllers import ControllerGains, SpeedGains, SteeringGains
 from .integrators import INTEGRATORS
@@ -55,7 +52,6 @@ FOREIGN_KEYS: Final = frozenset({'Sensors', 'InitialPose', 'Footprint', 'descrip
 OWN_KEYS: Final = ('model', 'integrator', 'physics_rate_hz', 'CarParameters', 'Controller')
 
 
-
 @dataclass(frozen=True)
 class VehicleConfig:
     """Validated dynamics configuration of one car."""
@@ -71,26 +67,30 @@ class VehicleConfig:
 
 # --- value checks -------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Number:
-    """A finite real number with optional bounds; ``what`` is the human description."""
+class _Bounds:
+    """The bounds of one parameter, as ``Section.number`` takes them."""
 
-    what: str
-    test: Callable[[float], bool]
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    nonzero: bool = False
+    maximum_name: str | None = None
 
-    def __call__(self, value: Any, where: str) -> float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or not self.test(float(value)):
-            raise ConfigError(f'{where}: expected {self.what}, got {value!r}')
-        return float(value)
+    def read(self, section: Section, key: str) -> float:
+        return section.number(key, minimum=self.minimum, maximum=self.maximum,
+                              exclusive_minimum=self.exclusive_minimum,
+                              exclusive_maximum=self.exclusive_maximum, nonzero=self.nonzero,
+                              maximum_name=self.maximum_name)
 
 
-POSITIVE = _Number('a number > 0', lambda v: v > 0)
-NON_NEGATIVE = _Number('a number >= 0', lambda v: v >= 0)
-NEGATIVE = _Number('a number < 0', lambda v: v < 0)
-NON_POSITIVE = _Number('a number <= 0', lambda v: v <= 0)
-FRACTION = _Number('a number in [0, 1]', lambda v: 0 <= v <= 1)
-FINITE = _Number('a finite number', lambda v: True)
-NON_ZERO = _Number('a finite number != 0', lambda v: v != 0)
+POSITIVE = _Bounds(0.0, exclusive_minimum=True)
+NON_NEGATIVE = _Bounds(0.0)
+NEGATIVE = _Bounds(maximum=0.0, exclusive_maximum=True)
+NON_POSITIVE = _Bounds(maximum=0.0)
+FRACTION = _Bounds(0.0, 1.0)
+FINITE = _Bounds()
+NON_ZERO = _Bounds(nonzero=True)
 
 _BODY: Final = {
     'mass': POSITIVE, 'yaw_inertia': POSITIVE, 'cog_to_front_axle': POSITIVE,
@@ -116,128 +116,71 @@ _DRIVETRAIN: Final = {
     'throttle_acceleration': NON_NEGATIVE, 'brake_deceleration': NON_NEGATIVE,
     'coast_deceleration': NON_NEGATIVE,
 }
-_SPEED_GAINS: Final = {f.name: NON_NEGATIVE for f in fields(SpeedGains)}
+_PHYSICS_RATE: Final = _Bounds(0.0, 1e6, exclusive_minimum=True)
 
 
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ConfigError(f'{where}: expected a mapping, got {value!r}')
-    return value
+def _group(parent: Section, key: str, checks: Mapping[str, _Bounds],
+           optional: frozenset[str] = frozenset()) -> dict[str, float]:
+    """The values of ``parent[key]``, each checked against its bounds; no other keys."""
+    group = parent.section(key)
+    group.reject_unknown(set(checks) | optional)
+    return {name: bounds.read(group, name) for name, bounds in checks.items()}
 
 
-def _check_keys(data: Mapping[str, Any], allowed: Any, where: str) -> None:
-    for key in data:
-        if key not in allowed:
-            raise ConfigError(f'{where}.{key}: unknown key, expected one of: '
-                              f'{", ".join(sorted(allowed))}')
-
-
-def _group(data: Mapping[str, Any], key: str, checks: Mapping[str, _Number], where: str,
-           optional: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Validate ``data[key]`` against ``checks``; returns the checked values by key."""
-    path = f'{where}.{key}'
-    if key not in data:
-        raise ConfigError(f'{path}: missing, expected a mapping with keys '
-                          f'{", ".join(checks)}')
-    group = _mapping(data[key], path)
-    _check_keys(group, set(checks) | optional, path)
-    out: dict[str, Any] = {}
-    for name, check in checks.items():
-        if name not in group:
-            raise ConfigError(f'{path}.{name}: missing, expected {check.what}')
-        out[name] = check(group[name], f'{path}.{name}')
-    return out
-
-
-def _pacejka(tyre: Mapping[str, Any], where: str) -> PacejkaParameters:
+def _pacejka(tyre: Section) -> PacejkaParameters:
     """Pacejka block: optional, each coefficient defaults to CommonRoad's value."""
-    if 'pacejka' not in tyre:
+    if not tyre.has('pacejka'):
         return PacejkaParameters()
-    path = f'{where}.pacejka'
-    block = _mapping(tyre['pacejka'], path)
-    _check_keys(block, _PACEJKA, path)
-    return PacejkaParameters(**{k: _PACEJKA[k](v, f'{path}.{k}') for k, v in block.items()})
+    block = tyre.section('pacejka')
+    block.reject_unknown(_PACEJKA)
+    return PacejkaParameters(**{k: _PACEJKA[k].read(block, k) for k in block.data})
 
 
-def _car_parameters(data: Mapping[str, Any], where: str) -> CarParameters:
-    groups = ('body', 'tyre', 'steering', 'longitudinal', 'drivetrain')
-    _check_keys(data, groups, where)
-    tyre_raw = _mapping(data.get('tyre', {}), f'{where}.tyre')
+def _car_parameters(data: Section) -> CarParameters:
+    data.reject_unknown(('body', 'tyre', 'steering', 'longitudinal', 'drivetrain'))
     return CarParameters(
-        body=BodyParameters(**_group(data, 'body', _BODY, where)),
-        tyre=TyreParameters(**_group(data, 'tyre', _TYRE, where, frozenset({'pacejka'})),
-                            pacejka=_pacejka(tyre_raw, f'{where}.tyre')),
-        steering=SteeringParameters(**_group(data, 'steering', _STEERING, where)),
-        longitudinal=LongitudinalParameters(**_group(data, 'longitudinal', _LONGITUDINAL, where)),
-        drivetrain=DrivetrainParameters(**_group(data, 'drivetrain', _DRIVETRAIN, where)),
+        body=BodyParameters(**_group(data, 'body', _BODY)),
+        tyre=TyreParameters(**_group(data, 'tyre', _TYRE, frozenset({'pacejka'})),
+                            pacejka=_pacejka(data.section('tyre'))),
+        steering=SteeringParameters(**_group(data, 'steering', _STEERING)),
+        longitudinal=LongitudinalParameters(**_group(data, 'longitudinal', _LONGITUDINAL)),
+        drivetrain=DrivetrainParameters(**_group(data, 'drivetrain', _DRIVETRAIN)),
     )
 
 
-def _controller(data: Mapping[str, Any], where: str, rate_hz: float) -> ControllerGains:
-    _check_keys(data, ('speed', 'steering'), where)
+def _controller(data: Section, rate_hz: float) -> ControllerGains:
+    data.reject_unknown(('speed', 'steering'))
     # A P-gain above the sub-step rate overshoots every step; beyond 2x it diverges.
-    stable = _Number(f'a number in [0, physics_rate_hz = {rate_hz:g}]',
-                     lambda v: 0 <= v <= rate_hz)
-    speed = _group(data, 'speed', {k: stable for k in _SPEED_GAINS}, where)
-    steering_kp = _Number(f'a number in (0, physics_rate_hz = {rate_hz:g}]',
-                          lambda v: 0 < v <= rate_hz)
-    steering = _group(data, 'steering', {'kp': steering_kp}, where)
+    stable = _Bounds(0.0, rate_hz, maximum_name='physics_rate_hz')
+    speed = _group(data, 'speed', {f.name: stable for f in fields(SpeedGains)})
+    steering_kp = _Bounds(0.0, rate_hz, exclusive_minimum=True, maximum_name='physics_rate_hz')
+    steering = _group(data, 'steering', {'kp': steering_kp})
     return ControllerGains(speed=SpeedGains(**speed), steering=SteeringGains(**steering))
 
 
-def _require(data: Mapping[str, Any], key: str, source: str, what: str) -> Any:
-    if key not in data:
-        raise ConfigError(f'{source}: {key}: missing, expected {what}')
-    return data[key]
+def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') -> VehicleConfig:
+    """Validate the dynamics keys of a car profile.
 
-
-def load_vehicle_config(mapping: Mapping[str, Any], source: str) -> VehicleConfig:
-    """Validate the dynamics keys of a parsed car profile.
-
-    ``mapping`` is the whole profile (other modules' keys are ignored), ``source`` the file
-    path used in messages and as the base for a relative model file path.
+    ``profile`` is the whole profile, as read by ``config.profile.load_profile`` (a Section, so
+    errors give lines) or as a plain mapping from ``source``; other modules' keys are left to
+    them. The source path is also the base of a relative model file path.
     """
-    data = _mapping(mapping, source or '<profile>')
-    allowed = set(OWN_KEYS) | FOREIGN_KEYS
-    for key in data:
-        if key not in allowed:
-            raise ConfigError(f'{source}: {key}: unknown key, expected one of: '
-                              f'{", ".join(sorted(allowed))}')
-
-    spec = _require(data, 'model', source, 'a model name')
+    root = profile if isinstance(profile, Section) else Section(profile, source or '<profile>')
+    source = root.source
+    root.reject_unknown(set(OWN_KEYS) | FOREIGN_KEYS)
+    spec = root.raw('model', what='a model name')
     if not isinstance(spec, str) or not spec:
-        raise ConfigError(f'{source}: model: expected a model name, got {spec!r}')
+        root.fail(f'expected a model name, got {spec!r}', 'model')
     model = resolve_model(spec, source)
-
-    integrator = _require(data, 'integrator', source, f'one of {", ".join(INTEGRATORS)}')
-    if not isinstance(integrator, str) or integrator not in INTEGRATORS:
-        raise ConfigError(f'{source}: integrator: expected one of {", ".join(INTEGRATORS)}, '
-                          f'got {integrator!r}')
-
-    rate = _require(data, 'physics_rate_hz', source, 'a number > 0')
-    rate = _Number('a number in (0, 1e6]', lambda v: 0 < v <= 1e6)(
-        rate, f'{source}: physics_rate_hz')
-
-    params = _car_parameters(
-        _mapping(_require(data, 'CarParameters', source, 'a mapping'), f'{source}: CarParameters'),
-        f'{source}: CarParameters')
-    controller = _controller(
-        _mapping(_require(data, 'Controller', source, 'a mapping'), f'{source}: Controller'),
-        f'{source}: Controller', rate)
+    integrator = root.string('integrator', choices=INTEGRATORS)
+    rate = _PHYSICS_RATE.read(root, 'physics_rate_hz')
     return VehicleConfig(model=model, model_name=spec, integrator=integrator,
-                         physics_rate_hz=rate, params=params, controller=controller,
+                         physics_rate_hz=rate,
+                         params=_car_parameters(root.section('CarParameters')),
+                         controller=_controller(root.section('Controller'), rate),
                          source=source)
 
 
 def load_vehicle_config_file(path: str | Path) -> VehicleConfig:
     """Read a car profile YAML file and validate its dynamics part."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding='utf-8')
-    except OSError as exc:
-        raise ConfigError(f'{source}: cannot read: {exc.strerror or exc}') from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f'{source}: invalid YAML: {exc}') from exc
-    return load_vehicle_config(data if data is not None else {}, source)
+    return load_vehicle_config(load_section(path))

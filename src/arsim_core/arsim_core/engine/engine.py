@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arsim_core.config.scenario import Scenario
-from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig, load_vehicle_config
+from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig
 from arsim_core.dynamics.fleet import Fleet
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
@@ -81,8 +81,7 @@ class Engine:
         self.schedule = SensorSchedule(scenario.cars, self.period_ns)
         self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
         self.configs: dict[str, VehicleConfig] = {
-            car.name: load_vehicle_config(car.profile.raw, car.profile.source)
-            for car in scenario.cars}
+            car.name: car.profile.vehicle for car in scenario.cars}
         self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
             abs(c.params.longitudinal.min_speed), c.params.longitudinal.max_speed)
             for name, c in self.configs.items()}

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.config.fields import Section, load_section
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
 from arsim_core.track.csvio import read_f1tenth_raceline, read_tum_centerline
 from arsim_core.track.model import OccupancyGridData, Track, TrackMesh
-from arsim_core.track.yamlio import YamlDoc, get_key, read_yaml
 
 TRACK_YAML = 'track.yaml'
 MESH_SUFFIXES = ('.obj', '.stl', '.glb', '.gltf', '.ply', '.off')
@@ -337,9 +337,9 @@ def _suffix_format(path: Path) -> str | None:
     if suffix in by_suffix:
         return by_suffix[suffix]
     if suffix in ('.yaml', '.yml'):
-        doc = read_yaml(path)
+        doc = load_section(path, TrackError)
         by_key = {'format': 'descriptor', 'image': 'ros_map'}
-        found = [fmt for key, fmt in by_key.items() if key in doc]
+        found = [fmt for key, fmt in by_key.items() if doc.has(key)]
         if found:
             return 'f1tenth' if found[0] == 'ros_map' and _is_f1tenth(path) else found[0]
         msg = f"{path}: yaml is neither a track.yaml (no 'format') nor a map (no 'image')"
@@ -356,79 +356,63 @@ def _is_f1tenth(map_yaml: Path) -> bool:
 DESCRIPTOR_KEYS = frozenset({'name', 'description', 'format', 'file', 'units', 'scale',
                              'barrier_height', 'start', 'raceline', 'centerline', 'options'})
 START_KEYS = frozenset({'index', 'direction'})
-_MAP_OPTIONS = frozenset({'simplify_cells', 'min_region_cells'})
-FORMAT_OPTIONS = {'tum_csv': frozenset(), 'ros_map': _MAP_OPTIONS, 'f1tenth': _MAP_OPTIONS,
-                  'mesh': frozenset({'up_axis', 'slice_height', 'resolution'})}
+
+
+def _simplify_cells(options: Section, key: str) -> float:
+    return options.number(key, minimum=0.0)
+
+
+def _min_region_cells(options: Section, key: str) -> int:
+    return options.integer(key, minimum=1)
+
+
+def _up_axis(options: Section, key: str) -> str:
+    return options.string(key, choices=('auto', 'y', 'z'))
+
+
+def _positive(options: Section, key: str) -> float:
+    return options.number(key, minimum=0.0, exclusive_minimum=True)
+
+
+_MAP_OPTIONS: Mapping[str, Callable[[Section, str], Any]] = MappingProxyType(
+    {'simplify_cells': _simplify_cells, 'min_region_cells': _min_region_cells})
+_FORMAT_OPTION_READERS: Mapping[str, Mapping[str, Callable[[Section, str], Any]]] = {
+    'tum_csv': {}, 'ros_map': _MAP_OPTIONS, 'f1tenth': _MAP_OPTIONS,
+    'mesh': {'up_axis': _up_axis, 'slice_height': _positive, 'resolution': _positive}}
+FORMAT_OPTIONS = {fmt: frozenset(readers) for fmt, readers in _FORMAT_OPTION_READERS.items()}
 """The ``options:`` each format reads."""
 
 
-def _refuse_unknown(doc: YamlDoc, path: Path, section: str, value: Any,
-                    known: frozenset[str]) -> None:
-    """A key of ``track.yaml`` (under ``section``) that nothing reads is a mistake: say which,
-    where, and what is known, rather than ignore it."""
-    if not isinstance(value, Mapping):
-        if section and value is not None:
-            msg = f"{doc.where(path, section)}: key '{section}' must be a mapping of keys"
-            raise TrackError(msg)
-        return
-    for key in value:
-        if key not in known:
-            dotted = f'{section}.{key}' if section else str(key)
-            expected = ', '.join(sorted(known)) or 'none for this format'
-            msg = f"{doc.where(path, dotted)}: unknown key '{dotted}'; expected {expected}"
-            raise TrackError(msg)
-
-
-def _options_from_descriptor(path: Path, doc: YamlDoc) -> tuple[str, Path, TrackOptions]:
-    """Format, data path and options of a ``track.yaml``."""
-    folder = path.parent
-    fmt = get_key(doc, 'format', str, path)
-    if fmt not in TRACK_LOADERS:
-        known = ', '.join(sorted(TRACK_LOADERS))
-        msg = f"{doc.where(path, 'format')}: key 'format' is {fmt!r}, known formats: {known}"
-        raise TrackError(msg)
-    _refuse_unknown(doc, path, '', doc, DESCRIPTOR_KEYS)
-    _refuse_unknown(doc, path, 'start', doc.get('start'), START_KEYS)
-    _refuse_unknown(doc, path, 'options', doc.get('options'), FORMAT_OPTIONS.get(fmt, frozenset()))
-    data_name = get_key(doc, 'file', str, path)
-    data_file = folder / data_name
-    units = get_key(doc, 'units', str, path, default='m')
-    if units not in UNITS:
-        msg = f"{doc.where(path, 'units')}: key 'units' must be one of {', '.join(UNITS)}"
-        raise TrackError(msg)
-    scale = UNITS[units] * get_key(doc, 'scale', float, path, default=1.0)
-    if scale <= 0:
-        msg = f"{doc.where(path, 'scale')}: key 'scale' must be positive"
-        raise TrackError(msg)
-    direction = get_key(doc, 'start.direction', str, path, default='forward')
-    if direction not in DIRECTIONS:
-        msg = (
-            f"{doc.where(path, 'start.direction')}: key 'start.direction' must be "
-            f'forward or reverse, got {direction!r}'
-        )
-        raise TrackError(msg)
-    height = get_key(doc, 'barrier_height', float, path, default=None)
-    if height is not None and height <= 0:
-        msg = f"{doc.where(path, 'barrier_height')}: key 'barrier_height' must be positive"
-        raise TrackError(msg)
-    raceline = get_key(doc, 'raceline', str, path, default=None)
-    centerline = get_key(doc, 'centerline', str, path, default=None)
+def _options_from_descriptor(doc: Section) -> tuple[str, Path, TrackOptions]:
+    """Format, data path and options of a ``track.yaml``; a key that nothing reads is a
+    mistake, refused with its line rather than ignored."""
+    folder = Path(doc.source).parent
+    fmt = doc.string('format', choices=TRACK_LOADERS)
+    doc.reject_unknown(DESCRIPTOR_KEYS)
+    start = doc.section('start', {})
+    start.reject_unknown(START_KEYS)
+    options = doc.section('options', {})
+    readers = _FORMAT_OPTION_READERS.get(fmt, {})
+    options.reject_unknown(readers)
+    data_name = doc.string('file')
+    raceline = doc.string('raceline') if doc.has('raceline') else None
+    centerline = doc.string('centerline') if doc.has('centerline') else None
     for key, rel in (('file', data_name), ('raceline', raceline), ('centerline', centerline)):
         if rel is not None and not (folder / rel).exists():
-            msg = f"{doc.where(path, key)}: key '{key}' names {folder / rel}, which does not exist"
-            raise TrackError(msg)
-    options = TrackOptions(
-        name=get_key(doc, 'name', str, path, default=folder.name),
-        scale=scale,
-        barrier_height=height,
-        start_index=get_key(doc, 'start.index', int, path, default=0),
-        reverse=DIRECTIONS[direction],
+            doc.fail(f'names {folder / rel}, which does not exist', key)
+    units = doc.string('units', 'm', choices=UNITS)
+    return fmt, folder / data_name, TrackOptions(
+        name=doc.string('name', folder.name),
+        scale=UNITS[units] * doc.number('scale', 1.0, minimum=0.0, exclusive_minimum=True),
+        barrier_height=(doc.number('barrier_height', minimum=0.0, exclusive_minimum=True)
+                        if doc.has('barrier_height') else None),
+        start_index=start.integer('index', 0),
+        reverse=DIRECTIONS[start.string('direction', 'forward', choices=DIRECTIONS)],
         raceline=folder / raceline if raceline else None,
         centerline=folder / centerline if centerline else None,
-        descriptor=path,
-        extra=dict(doc.get('options') or {}),
+        descriptor=Path(doc.source),
+        extra={key: readers[key](options, key) for key in options.data},
     )
-    return fmt, data_file, options
 
 
 def resolve_track(
@@ -455,7 +439,7 @@ def resolve_track(
             raise TrackError(msg)
     fmt = _suffix_format(candidate)
     if fmt == 'descriptor':
-        return _options_from_descriptor(candidate, read_yaml(candidate))
+        return _options_from_descriptor(load_section(candidate, TrackError))
     if fmt is None:
         msg = f'{candidate}: unknown track file type {candidate.suffix!r}'
         raise TrackError(msg)

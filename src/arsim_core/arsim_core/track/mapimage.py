@@ -14,9 +14,9 @@ from typing import Any
 import cv2
 import numpy as np
 
+from arsim_core.config.fields import load_section
 from arsim_core.errors import TrackError
 from arsim_core.track.model import FREE, OCCUPIED, UNKNOWN, OccupancyGridData
-from arsim_core.track.yamlio import get_key, read_yaml
 
 
 def read_map_image(path: Path) -> np.ndarray:
@@ -59,44 +59,37 @@ def occupancy_from_image(
 
 
 def read_ros_map(yaml_path: Path) -> tuple[OccupancyGridData, Path, Mapping[str, Any]]:
-    """Load a map_saver yaml and its image; returns the grid, image path and yaml dict."""
+    """Load a map_saver yaml and its image; returns the grid, image path and yaml dict.
+
+    Keys other than map_server's are left alone: the file is another tool's format."""
     yaml_path = Path(yaml_path)
-    meta = read_yaml(yaml_path)
-    image = get_key(meta, 'image', str, yaml_path)
-    resolution = get_key(meta, 'resolution', float, yaml_path)
-    origin = get_key(meta, 'origin', list, yaml_path)
-    if len(origin) != 3 or not all(isinstance(v, int | float) for v in origin):
-        msg = f"{yaml_path}: key 'origin' must be [x, y, yaw], got {origin!r}"
-        raise TrackError(msg)
-    if resolution <= 0:
-        msg = f"{yaml_path}: key 'resolution' must be positive, got {resolution}"
-        raise TrackError(msg)
-    negate = bool(get_key(meta, 'negate', int, yaml_path, default=0))
-    occ = get_key(meta, 'occupied_thresh', float, yaml_path, default=0.65)
-    free = get_key(meta, 'free_thresh', float, yaml_path, default=0.196)
-    mode = get_key(meta, 'mode', str, yaml_path, default='trinary')
-    if mode not in ('trinary', 'scale', 'raw'):
-        msg = f"{yaml_path}: key 'mode' must be trinary, scale or raw, got {mode!r}"
-        raise TrackError(msg)
+    meta = load_section(yaml_path, TrackError)
+    image = meta.string('image')
+    resolution = meta.number('resolution', minimum=0.0, exclusive_minimum=True)
+    origin = meta.vector('origin', 3)
+    negate = meta.raw('negate', 0)
+    if negate not in (0, 1):  # an integer in map_server's files, true/false in some others
+        meta.fail(f'expected 0 or 1, got {negate!r}', 'negate')
+    occ = meta.number('occupied_thresh', 0.65, minimum=0.0, maximum=1.0)
+    free = meta.number('free_thresh', 0.196, minimum=0.0, maximum=1.0)
+    mode = meta.string('mode', 'trinary', choices=('trinary', 'scale', 'raw'))
     image_path = Path(image) if Path(image).is_absolute() else yaml_path.parent / image
     if not image_path.is_file():
-        msg = f"{meta.where(yaml_path, 'image')}: key 'image' names {image_path}, not found"
-        raise TrackError(msg)
+        meta.fail(f'names {image_path}, not found', 'image')
     try:
         img = read_map_image(image_path)
     except TrackError as exc:
-        msg = f"{meta.where(yaml_path, 'image')}: key 'image': {exc}"
-        raise TrackError(msg) from exc
-    pose = (float(origin[0]), float(origin[1]), float(origin[2]))
+        meta.fail(str(exc), 'image')
+    pose = (origin[0], origin[1], origin[2])
     if mode == 'raw':
         raw = img[::-1].astype(np.int16)
         data = np.where(raw > 100, UNKNOWN, raw).astype(np.int8)
         grid = OccupancyGridData(data, resolution, pose)
     else:
         grid = occupancy_from_image(
-            img, resolution, pose, negate, occ, free, mode
+            img, resolution, pose, bool(negate), occ, free, mode
         )
-    return grid, image_path, meta
+    return grid, image_path, meta.data
 
 
 def walls_from_occupancy(

@@ -28,26 +28,26 @@ from arsim_core.track.model import (
 
 
 @dataclass(frozen=True)
-class Section:
+class CrossSection:
     """Barrier cross-section: points ``(lateral, z)`` and whether the outline is closed."""
 
     points: np.ndarray
     closed: bool
 
 
-def _wall_section(height: float, thickness: float) -> Section:
+def _wall_section(height: float, thickness: float) -> CrossSection:
     """A zero-thickness vertical wall from the ground to ``height``."""
     del thickness
-    return Section(np.array([[0.0, 0.0], [0.0, height]]), closed=False)
+    return CrossSection(np.array([[0.0, 0.0], [0.0, height]]), closed=False)
 
 
-def _beam_section(height: float, thickness: float) -> Section:
+def _beam_section(height: float, thickness: float) -> CrossSection:
     """A solid rectangular beam (concrete block, Armco with posts) of ``thickness``."""
     h = 0.5 * thickness
-    return Section(np.array([[-h, 0.0], [h, 0.0], [h, height], [-h, height]]), closed=True)
+    return CrossSection(np.array([[-h, 0.0], [h, 0.0], [h, height], [-h, height]]), closed=True)
 
 
-def _pipe_section(height: float, thickness: float, sides: int = 12) -> Section:
+def _pipe_section(height: float, thickness: float, sides: int = 12) -> CrossSection:
     """A round pipe lying on the ground, its diameter equal to the barrier height.
 
     The polygon is circumscribed about the circle so the pipe is never thinner than asked.
@@ -57,13 +57,13 @@ def _pipe_section(height: float, thickness: float, sides: int = 12) -> Section:
     ang = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False) - 0.5 * np.pi + np.pi / sides
     pts = np.stack([r * np.cos(ang), 0.5 * height + r * np.sin(ang)], axis=1)
     pts[:, 1] = np.clip(pts[:, 1], 0.0, None)
-    return Section(pts, closed=True)
+    return CrossSection(pts, closed=True)
 
 
-BARRIER_PROFILES: Mapping[str, Callable[[float, float], Section]] = MappingProxyType(
+BARRIER_PROFILES: Mapping[str, Callable[[float, float], CrossSection]] = MappingProxyType(
     {'wall': _wall_section, 'beam': _beam_section, 'pipe': _pipe_section}
 )
-"""Cross-section builders by profile name: ``(height, thickness) -> Section``."""
+"""Cross-section builders by profile name: ``(height, thickness) -> CrossSection``."""
 
 
 @dataclass
@@ -129,7 +129,7 @@ def _miter_normals(pts: np.ndarray, closed: bool) -> np.ndarray:
     return n / cos_half[:, None]
 
 
-def _sweep(points: np.ndarray, section: Section) -> tuple[np.ndarray, np.ndarray]:
+def _sweep(points: np.ndarray, section: CrossSection) -> tuple[np.ndarray, np.ndarray]:
     """Vertices and triangles of ``section`` swept along a wall polyline."""
     pts, closed = _clean_polyline(points)
     if pts.shape[0] < 2:

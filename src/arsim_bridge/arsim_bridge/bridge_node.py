@@ -32,7 +32,7 @@ from arsim_bridge.common import (
     to_ns,
     to_time,
 )
-from arsim_bridge.fanout import car_topic, encode_car_frame
+from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
 from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
@@ -49,6 +49,7 @@ from arsim_core.engine import referee as verdicts
 from arsim_core.engine.lockstep import PING_PERIOD_S
 from arsim_core.engine.pacing import Pacing
 from arsim_core.errors import ArsimError
+from arsim_core.messages import UpdateReply
 from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
     CarCommand,
@@ -213,15 +214,11 @@ class Bridge(Node):
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
                 reply: protocol.Message) -> None:
-        meta = protocol.frame_meta(reply)
+        sensors = UpdateReply.from_wire(reply).by_car()
         self._drain_subscriptions()
         for name, state in states.items():
-            names = [n for n, m in meta.items() if m.get('car') == name]
             self.fanout.send_multipart(
-                encode_car_frame(name, reply.step, time_ns, state.to_wire(),
-                                 {n: reply.arrays[n] for n in names},
-                                 {n: {k: v for k, v in meta[n].items()
-                                      if k not in ('name', 'dtype', 'shape')} for n in names}),
+                encode_car_frame(car_frame(name, state, sensors.get(name)), reply.step, time_ns),
                 copy=False)
         if self.view_feed is not None:
             self.view_feed.offer(time_ns, states, reply)

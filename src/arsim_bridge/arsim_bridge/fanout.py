@@ -1,30 +1,36 @@
 """The bridge -> republisher fan-out: one ZeroMQ message per car and frame.
 
 Frame 0 is the subscription topic ``car/<name>``; the rest is a protocol v1 ``Update`` message
-whose header carries the car's state and whose binary frames are that car's sensor data, passed
-on from the backend without a copy.
+whose body is a ``messages.FanoutFrame``: the car's state and its sensor frames, passed on from
+the backend without a copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from arsim_core import protocol
+from arsim_core import messages, protocol
+from arsim_core.engine.state import CarState
+from arsim_core.messages import NO_ARRAYS, FanoutFrame, UpdateReply
 
 
 def car_topic(car: str) -> bytes:
     return f'car/{car}'.encode()
 
 
-def encode_car_frame(car: str, step: int, time_ns: int, state: Mapping[str, Any],
-                     arrays: Mapping[str, np.ndarray],
-                     meta: Mapping[str, Mapping[str, Any]]) -> list[Any]:
-    body = {'car': car, 'state': state}
-    return [car_topic(car), *protocol.encode(protocol.UPDATE, step, time_ns, body, arrays, meta)]
+def car_frame(car: str, state: CarState, sensors: UpdateReply | None) -> FanoutFrame:
+    """The fan-out frame of ``car`` in ``state``, with its part of the backend's reply."""
+    return FanoutFrame(car, (state.x, state.y, state.yaw), (state.vx, state.vy, state.yaw_rate),
+                       state.steering_angle, (state.ax, state.ay),
+                       NO_ARRAYS if sensors is None else sensors.arrays,
+                       NO_ARRAYS if sensors is None else sensors.meta)
 
 
-def decode_car_frame(frames: list[Any]) -> protocol.Message:
-    return protocol.decode(frames[1:])
+def encode_car_frame(frame: FanoutFrame, step: int, time_ns: int) -> list[Any]:
+    return [car_topic(frame.car), *messages.encode(frame, step, time_ns)]
+
+
+def decode_car_frame(frames: list[Any]) -> tuple[int, int, FanoutFrame]:
+    """The step, the time and the frame of one fan-out message."""
+    message = protocol.decode(frames[1:])
+    return message.step, message.time_ns, FanoutFrame.from_wire(message)

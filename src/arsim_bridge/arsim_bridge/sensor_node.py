@@ -23,10 +23,10 @@ from arsim_bridge.common import declare_car, declare_scenario, run_node, set_pos
 from arsim_bridge.fanout import car_topic, decode_car_frame
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
-from arsim_core import protocol
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import relative_pose
 from arsim_core.heartbeat import Heartbeat
+from arsim_core.messages import FanoutFrame
 from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
@@ -93,33 +93,30 @@ class SensorNode(Node):
                 continue
             frames = socket.recv_multipart(copy=False)
             try:
-                self._publish(decode_car_frame(frames))
+                self._publish(*decode_car_frame(frames))
             except (ProtocolError, KeyError, TypeError, ValueError) as exc:
                 self.get_logger().error(f'dropped a malformed frame: {exc}',
                                         throttle_duration_sec=2.0)
 
-    def _publish(self, message: protocol.Message) -> None:
-        state = message.header['state']
-        x, y, yaw = (float(v) for v in state['pose'])
-        vx, vy, wz = (float(v) for v in state['twist'])
-        current = PlanarState(message.time_ns, x, y, yaw, vx, vy, wz,
-                              float(state.get('steering_angle', 0.0)))
-        self._publish_odometry(message.time_ns, current)
-        frame = CarFrame(step=message.step, time_ns=message.time_ns, state=current,
-                         previous=self.previous, accel=self._accel(state.get('accel'), current),
-                         arrays=message.arrays, meta=protocol.frame_meta(message))
+    def _publish(self, step: int, time_ns: int, sent: FanoutFrame) -> None:
+        current = PlanarState(time_ns, *sent.pose, *sent.twist, sent.steering_angle)
+        self._publish_odometry(time_ns, current)
+        frame = CarFrame(step=step, time_ns=time_ns, state=current, previous=self.previous,
+                         accel=self._accel(sent.accel, current), arrays=sent.arrays,
+                         meta=sent.meta)
         for republisher in self.republishers:
             republisher.publish(frame)
         self.previous = current
 
-    def _accel(self, accel: Any, current: PlanarState) -> tuple[float, float, float] | None:
+    def _accel(self, accel: tuple[float, ...] | None,
+               current: PlanarState) -> tuple[float, float, float] | None:
         """The bridge's ``state.accel`` [ax, ay(, yaw acceleration)] if it sends one; a missing
         yaw acceleration is differenced. None: the IMU differences everything itself."""
         if not accel:
             return None
-        yaw_acceleration = float(accel[2]) if len(accel) > 2 else \
+        yaw_acceleration = accel[2] if len(accel) > 2 else \
             body_acceleration(self.previous, current)[2]
-        return float(accel[0]), float(accel[1]), yaw_acceleration
+        return accel[0], accel[1], yaw_acceleration
 
     def _publish_odometry(self, time_ns: int, state: PlanarState) -> None:
         stamp = to_time(time_ns)

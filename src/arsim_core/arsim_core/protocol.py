@@ -70,9 +70,7 @@ def encode(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None =
     buffers: list[memoryview] = []
     for name, array in (arrays or {}).items():
         contiguous = np.ascontiguousarray(array)
-        meta = {'name': name, 'dtype': contiguous.dtype.name, 'shape': list(contiguous.shape)}
-        meta.update((array_meta or {}).get(name, {}))
-        frames_meta.append(meta)
+        frames_meta.append(_describe(name, contiguous, array_meta))
         buffers.append(contiguous.data.cast('B'))
     header = {'protocol': PROTOCOL_VERSION, 'step': step, 'time_ns': time_ns,
               **(body or {}), 'frames': frames_meta}
@@ -82,6 +80,26 @@ def encode(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None =
         msg = f'{topic} of step {step}: {exc}; a header holds finite numbers only'
         raise ProtocolError(msg) from exc
     return [topic.encode(), text.encode(), *buffers]
+
+
+def message(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
+            arrays: Mapping[str, np.ndarray] | None = None,
+            array_meta: Mapping[str, Mapping[str, Any]] | None = None) -> Message:
+    """The message ``decode(encode(...))`` gives, made without bytes or JSON: for the two ends
+    of the protocol in one process. The arrays are passed on as they are."""
+    arrays = arrays if arrays is not None else {}
+    frames_meta = [_describe(name, array, array_meta) for name, array in arrays.items()]
+    return Message(topic, {'protocol': PROTOCOL_VERSION, 'step': step, 'time_ns': time_ns,
+                           **(body or {}), 'frames': frames_meta}, arrays)
+
+
+def _describe(name: str, array: np.ndarray,
+              array_meta: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
+    """The description of one binary frame in the header's ``frames``."""
+    meta = {'name': name, 'dtype': array.dtype.name, 'shape': list(array.shape)}
+    if array_meta:
+        meta.update(array_meta.get(name, {}))
+    return meta
 
 
 def decode(frames: Sequence[bytes | memoryview | Any]) -> Message:

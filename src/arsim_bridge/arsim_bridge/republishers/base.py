@@ -13,6 +13,7 @@ from rclpy.node import Node
 
 from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.geometry import rpy_to_quaternion
+from arsim_core.messages import FrameMeta
 from arsim_core.sensors.beams import frames_per_sample
 from arsim_core.sensors.kinematics import PlanarState
 
@@ -48,13 +49,14 @@ class CarFrame:
     previous: PlanarState | None
     accel: tuple[float, float, float] | None  # ax, ay, yaw acceleration, when the bridge sends it
     arrays: Mapping[str, np.ndarray]
-    meta: Mapping[str, Mapping[str, Any]]
+    meta: Mapping[str, FrameMeta]
 
     def array(self, car: str, sensor: str, suffix: str = '') -> np.ndarray | None:
         return self.arrays.get(f'{car}/{sensor}{suffix}')
 
     def stamp_ns(self, car: str, sensor: str) -> int:
-        return int(self.meta.get(f'{car}/{sensor}', {}).get('stamp_ns', self.time_ns))
+        meta = self.meta.get(f'{car}/{sensor}')
+        return self.time_ns if meta is None else meta.stamp_ns
 
 
 class Republisher(Protocol):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import zmq
 
-from arsim_core import protocol
+from arsim_core import messages, protocol
 from arsim_core.errors import BackendUnavailableError, ProtocolError
 
 
@@ -31,15 +31,28 @@ class BackendClient:
         self.send(topic, step, time_ns, body, arrays)
         return self.receive(timeout_ms)
 
+    def request_body(self, body: messages.Body, step: int, time_ns: int,
+                     timeout_ms: int | None = None) -> protocol.Message:
+        """``request`` with a typed body (arsim_core.messages)."""
+        self.send_body(body, step, time_ns)
+        return self.receive(timeout_ms)
+
     def send(self, topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
              arrays: Mapping[str, np.ndarray] | None = None) -> None:
         """Send a request without waiting, so the caller can work while the backend does;
         ``receive`` collects the reply."""
+        self._send(topic, step, time_ns, protocol.encode(topic, step, time_ns, body, arrays))
+
+    def send_body(self, body: messages.Body, step: int, time_ns: int) -> None:
+        """``send`` with a typed body (arsim_core.messages)."""
+        self._send(body.TOPIC, step, time_ns, messages.encode(body, step, time_ns))
+
+    def _send(self, topic: str, step: int, time_ns: int,
+              frames: list[bytes | memoryview]) -> None:
         if self._pending is not None:
             msg = f'{topic} of step {step} sent while {self._pending[0]} awaits its reply'
             raise ProtocolError(msg)
-        self._socket.send_multipart(protocol.encode(topic, step, time_ns, body, arrays),
-                                    copy=False)
+        self._socket.send_multipart(frames, copy=False)
         self._pending = (topic, step, time_ns)
 
     def receive(self, timeout_ms: int | None = None) -> protocol.Message:
@@ -55,7 +68,8 @@ class BackendClient:
         self._pending = None
         reply = protocol.decode(self._socket.recv_multipart(copy=False))
         if reply.topic == protocol.ERROR:
-            msg = f'backend at {self.address} refused {topic}: {reply.header.get("error")}'
+            msg = (f'backend at {self.address} refused {topic}: '
+                   f'{messages.Error.from_wire(reply).text}')
             raise ProtocolError(msg)
         if reply.step != step or reply.time_ns != time_ns:
             msg = (f'backend answered step {reply.step} at {reply.time_ns} ns to {topic} of step '

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
+from arsim_core.messages import FrameMeta, UpdateReply
+
 if TYPE_CHECKING:
     from arsim_core.backend.scene import World
     from arsim_core.backend.timeline import Timeline
@@ -54,15 +56,14 @@ def frame_name(sensor: RenderedSensor, output: Output) -> str:
     return f'{sensor.car}/{sensor.name}{output.suffix}'
 
 
-def update_frames(rendered: Sequence[tuple[RenderedSensor, Rendered]]
-                  ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, Any]]]:
-    """The binary frames of an Update reply and their descriptions (docs/protocol.md)."""
+def update_frames(rendered: Sequence[tuple[RenderedSensor, Rendered]]) -> UpdateReply:
+    """The Update reply of these renders: their frames and descriptions."""
     arrays: dict[str, np.ndarray] = {}
-    meta: dict[str, dict[str, Any]] = {}
+    meta: dict[str, FrameMeta] = {}
     for sensor, result in rendered:
         for output in result.outputs:
             name = frame_name(sensor, output)
             arrays[name] = output.array
-            meta[name] = {'car': sensor.car, 'sensor': sensor.name, 'type': sensor.kind,
-                          'encoding': output.encoding, 'stamp_ns': result.stamp_ns}
-    return arrays, meta
+            meta[name] = FrameMeta(sensor.car, sensor.name, sensor.kind, output.encoding,
+                                   result.stamp_ns)
+    return UpdateReply(arrays, meta)

@@ -19,7 +19,6 @@ import numpy as np
 import zmq
 
 from arsim_core import endpoints, heartbeat, protocol
-from arsim_core.backend import wire
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
@@ -31,6 +30,16 @@ from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, L
 from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
+from arsim_core.messages import (
+    CarSettings,
+    Error,
+    InitialSettings,
+    ListedSensor,
+    Ready,
+    TrackRequest,
+    UpdateRequest,
+    encode,
+)
 from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')
@@ -62,7 +71,7 @@ class EmbeddedBackend:
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
         self.track_name = ''
-        self.car_specs: Sequence[Mapping[str, Any]] = []
+        self.settings: InitialSettings | None = None  # the last applied
         self._plans: dict[tuple[tuple[str, str], ...], _Plan] = {}
         self.seed = 0
         self.frame_period_ns = 0
@@ -87,29 +96,32 @@ class EmbeddedBackend:
         return handler(message)
 
     def _initial_settings(self, message: protocol.Message) -> Frames:
-        self.configure(message.header, message.arrays)
+        self.apply(InitialSettings.from_wire(message))
         return self._ready(message)
 
     def configure(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
-        """Apply InitialSettings (its header and track arrays); in-process callers use this
-        directly, without the socket and the JSON."""
-        checked = wire.settings(header)
-        cars, frame_period, seed = checked.cars, checked.frame_period_ns, checked.seed
-        footprints = {car['id']: Footprint(*car['footprint']) for car in cars
-                      if car.get('footprint') is not None}
+        """Apply InitialSettings given as its header and track arrays, checked as if they had
+        come over the socket: for callers in this process, without the socket and the JSON."""
+        self.apply(InitialSettings.from_wire(protocol.message(
+            protocol.INITIAL_SETTINGS, 0, 0, header, arrays)))
+
+    def apply(self, settings: InitialSettings) -> None:
+        """Apply InitialSettings that ``InitialSettings.from_wire`` has checked."""
+        cars, frame_period, seed = settings.cars, settings.frame_period_ns, settings.seed
+        footprints = {car.name: car.footprint for car in cars if car.footprint is not None}
         sensors, computed = _make_sensors(cars, seed, frame_period)
         for sensor in sensors.values():
             if isinstance(sensor, Lidar2D):
                 sensor.threads = self.threads
                 sensor.with_intensity = self.scan_intensity
-        self._load_track(checked.track_name, arrays, protocol.INITIAL_SETTINGS)
+        self._load_track(settings.track)
         self.sensors, self.computed = sensors, computed
-        self.car_specs = cars
+        self.settings = settings
         self._plans.clear()
         self.seed = seed
         self.frame_period_ns = frame_period
         self.footprints = footprints
-        self.cars_visible = checked.cars_visible
+        self.cars_visible = settings.cars_visible
         assert self.world is not None
         self.world.set_cars(footprints, self.cars_visible)
         periods = [s.period_ns for s in sensors.values() if isinstance(s, Lidar3D)]
@@ -126,39 +138,36 @@ class EmbeddedBackend:
         if cars is None:
             self.seed = seed
             self.timeline.clear()
-        for car_index, car in enumerate(self.car_specs):
-            car_id = car['id']
-            if cars is not None and car_id not in cars:
+        for car_index, car in enumerate(self.settings.cars if self.settings else ()):
+            if cars is not None and car.name not in cars:
                 continue
-            for sensor_index, spec in enumerate(car.get('sensors', [])):
-                sensor = self.sensors.get((car_id, spec['name']))
+            for sensor_index, spec in enumerate(car.sensors):
+                sensor = self.sensors.get((car.name, spec['name']))
                 if sensor is not None:
                     sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
 
     def _track(self, message: protocol.Message) -> Frames:
-        self._load_track(wire.track_name(message.header), message.arrays, message.topic)
+        self._load_track(TrackRequest.from_wire(message))
         assert self.world is not None
         self.world.set_cars(self.footprints, self.cars_visible)
         return self._ready(message)
 
     def _ready(self, message: protocol.Message) -> Frames:
-        listing = [{'car': car, 'sensor': name, 'type': sensor.kind}
-                   for (car, name), sensor in self.sensors.items()]
-        return protocol.encode(protocol.READY, message.step, message.time_ns,
-                               {'backend': NAME, 'track': self.track_name, 'sensors': listing})
+        listing = tuple(ListedSensor(car, name, sensor.kind)
+                        for (car, name), sensor in self.sensors.items())
+        return encode(Ready(NAME, self.track_name, listing), message.step, message.time_ns)
 
-    def _load_track(self, name: str, arrays: Mapping[str, np.ndarray], topic: str) -> None:
-        mesh = wire.mesh(arrays, topic)
-        self.world = World(mesh.vertices, mesh.triangles, mesh.labels)
+    def _load_track(self, track: TrackRequest) -> None:
+        self.world = World(track.vertices, track.triangles, track.labels)
         if self._renderer is not None:
             self._renderer.set_track(self.world.vertices, self.world.triangles,
                                      self.world.triangle_labels)
-        self.track_name = name
+        self.track_name = track.name
 
     def _update(self, message: protocol.Message) -> Frames:
-        poses, requests = wire.poses(message.header), wire.requests(message.header)
-        arrays, meta = update_frames(self.render(message.time_ns, poses, requests))
-        return protocol.encode(protocol.UPDATE, message.step, message.time_ns, {}, arrays, meta)
+        request = UpdateRequest.from_wire(message)
+        return encode(update_frames(self.render(message.time_ns, request.poses, request.render)),
+                      message.step, message.time_ns)
 
     def render(self, time_ns: int, poses: Poses,
                requests: Sequence[tuple[str, str]]) -> list[tuple[Sensor, Rendered]]:
@@ -243,15 +252,15 @@ class _Plan:
     unbatched: tuple[Sensor, ...]  # the sensors the batch does not render
 
 
-def _make_sensors(cars: Sequence[Mapping[str, Any]], seed: int, frame_period_ns: int
+def _make_sensors(cars: Sequence[CarSettings], seed: int, frame_period_ns: int
                   ) -> tuple[dict[tuple[str, str], Sensor], set[tuple[str, str]]]:
     """The rendered sensors of every car, each with its own noise seed, and the (car, sensor)
     keys of the computed ones a backend skips."""
     sensors: dict[tuple[str, str], Sensor] = {}
     computed: set[tuple[str, str]] = set()
     for car_index, car in enumerate(cars):
-        car_id = car['id']
-        for sensor_index, spec in enumerate(car.get('sensors', [])):
+        car_id = car.name
+        for sensor_index, spec in enumerate(car.sensors):
             kind = spec['type']
             if kind in COMPUTED_KINDS:  # a backend lists, renders and asks for none
                 computed.add((car_id, spec['name']))
@@ -293,7 +302,7 @@ def error_reply(step: int, time_ns: int, text: str) -> Frames:
     """An Error message; the text cut to MAX_ERROR_CHARS, as it may quote what a peer sent."""
     if len(text) > MAX_ERROR_CHARS:
         text = f'{text[:MAX_ERROR_CHARS]}... ({len(text)} characters)'
-    return protocol.encode(protocol.ERROR, step, time_ns, {'error': text})
+    return encode(Error(text), step, time_ns)
 
 
 def receive(socket: zmq.Socket[bytes], max_bytes: int) -> tuple[Frames, str | None]:

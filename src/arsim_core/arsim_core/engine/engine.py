@@ -90,7 +90,7 @@ class Engine:
             if dynamics and not car.external_dynamics}
         self._group_vehicles()
         self.world: TrackWorld | None = None
-        self.ready: Mapping[str, object] = {}  # the renderer's Ready header
+        self.ready: Mapping[str, object] = {}  # the backend's and the track's names
         self.metrics: RaceMetrics | None = None
         self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
         self.states: MutableMapping[str, CarState] = {}
@@ -102,7 +102,7 @@ class Engine:
         the first track). Every car goes to its start pose on it: the placements returned."""
         if self.world is None:
             settings = initial_settings(self.scenario, world, self.seed)
-            self.ready = self.renderer.start(settings, world, timeout_s)
+            self.ready = self.renderer.start(settings, timeout_s)
         else:
             self.renderer.switch_track(self.step, self.time_ns, world)
         self.world = world

@@ -5,6 +5,7 @@ ZeroMQ protocol (the embedded backend's process, Unity). Both answer with a prot
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -16,31 +17,30 @@ from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ProtocolError
+from arsim_core.messages import CarSettings, InitialSettings, Ready, UpdateRequest, in_process
 
 RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
 
-def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> dict[str, Any]:
-    """The InitialSettings body for ``scenario`` on ``world``."""
-    return {'world_frame': scenario.topic_map.world_frame,
-            'frame_period_ns': scenario.frame_period_ns,
-            'seed': seed,
-            'track': {'name': world.name},
-            'cars_visible': scenario.collisions.cars_visible,
-            'cars': [{'id': car.name,
-                      'footprint': [car.profile.footprint.length, car.profile.footprint.width,
-                                    car.profile.footprint.height],
-                      'sensors': [s.to_wire() for s in car.profile.sensors]}
-                     for car in scenario.cars]}
+def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> InitialSettings:
+    """The InitialSettings request for ``scenario`` on ``world``."""
+    return InitialSettings(
+        world_frame=scenario.topic_map.world_frame,
+        frame_period_ns=scenario.frame_period_ns,
+        seed=seed,
+        track=world.track_request(),
+        cars_visible=scenario.collisions.cars_visible,
+        cars=tuple(CarSettings(car.name, car.profile.footprint,
+                               tuple(s.to_wire() for s in car.profile.sensors))
+                   for car in scenario.cars))
 
 
 class Renderer(Protocol):
     """A backend as the engine sees it: set up once, then one render in flight at a time, so
     the caller can work while a remote backend renders."""
 
-    def start(self, settings: Mapping[str, Any], world: TrackWorld,
-              timeout_s: float) -> Mapping[str, Any]:
-        """Send InitialSettings; the Ready header (backend and track names, sensors)."""
+    def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
+        """Send InitialSettings; the names of the backend and of the track it has loaded."""
         ...
 
     def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None: ...
@@ -65,20 +65,17 @@ class ProtocolRenderer:
 
         self.client = BackendClient(address, timeout_s)
 
-    def start(self, settings: Mapping[str, Any], world: TrackWorld,
-              timeout_s: float) -> Mapping[str, Any]:
-        return self.client.request(protocol.INITIAL_SETTINGS, 0, 0, settings, world.arrays(),
-                                   timeout_ms=int(timeout_s * 1000)).header
+    def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
+        ready = Ready.from_wire(self.client.request_body(settings, 0, 0,
+                                                         timeout_ms=int(timeout_s * 1000)))
+        return {'backend': ready.backend, 'track': ready.track}
 
     def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
-        self.client.request(protocol.TRACK, step, time_ns, {'track': {'name': world.name}},
-                            world.arrays())
+        self.client.request_body(world.track_request(), step, time_ns)
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:
-        cars = [{'id': car, 'pose': list(pose)} for car, pose in poses.items()]
-        render = [{'car': car, 'sensor': sensor} for car, sensor in due]
-        self.client.send(protocol.UPDATE, step, time_ns, {'cars': cars, 'render': render})
+        self.client.send_body(UpdateRequest(poses, due), step, time_ns)
 
     def receive(self) -> protocol.Message:
         return self.client.receive()
@@ -99,16 +96,17 @@ class InProcessRenderer:
         self.name = NAME
         self._reply: protocol.Message | None = None
 
-    def start(self, settings: Mapping[str, Any], world: TrackWorld,
-              timeout_s: float = 0.0) -> Mapping[str, Any]:
-        self.backend.configure({**settings, 'track': {'name': world.name}}, world.arrays())
-        return {'backend': self.name, 'track': world.name}
+    def start(self, settings: InitialSettings, timeout_s: float = 0.0) -> Mapping[str, Any]:
+        self.backend.apply(InitialSettings.from_wire(in_process(settings)))
+        return {'backend': self.name, 'track': settings.track.name}
 
     def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
+        """Set the backend up afresh on ``world``, its cars and settings kept (the noise from
+        the seed it has now)."""
         backend = self.backend
-        backend.configure({'cars': backend.car_specs, 'frame_period_ns': backend.frame_period_ns,
-                           'cars_visible': backend.cars_visible, 'seed': backend.seed,
-                           'track': {'name': world.name}}, world.arrays())
+        kept = backend.settings or InitialSettings(track=world.track_request())
+        settings = replace(kept, seed=backend.seed, track=world.track_request())
+        backend.apply(InitialSettings.from_wire(in_process(settings)))
 
     def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
         """Sensor noise (of ``cars``, default all) from ``seed`` afresh, for a reproducible
@@ -122,11 +120,8 @@ class InProcessRenderer:
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:
-        arrays, meta = update_frames(self.backend.render(time_ns, poses, due))
-        frames = [{'name': name, 'dtype': array.dtype.name, 'shape': list(array.shape),
-                   **meta[name]} for name, array in arrays.items()]
-        self._reply = protocol.Message(protocol.UPDATE, {'step': step, 'time_ns': time_ns,
-                                                         'frames': frames}, arrays)
+        self._reply = in_process(update_frames(self.backend.render(time_ns, poses, due)), step,
+                                 time_ns)
 
     def receive(self) -> protocol.Message:
         reply, self._reply = self._reply, None

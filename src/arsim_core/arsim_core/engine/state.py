@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,11 +37,6 @@ class CarState(NamedTuple):
     def render_pose(self) -> list[float]:
         """x, y, z, roll, pitch, yaw as the backend protocol moves a car."""
         return [self.x, self.y, self.z, 0.0, 0.0, self.yaw]
-
-    def to_wire(self) -> dict[str, Any]:
-        """The ``state`` object of a fan-out car frame (docs/protocol.md)."""
-        return {'pose': [self.x, self.y, self.yaw], 'twist': [self.vx, self.vy, self.yaw_rate],
-                'accel': [self.ax, self.ay], 'steering_angle': self.steering_angle}
 
     def problem(self, max_speed: float) -> str | None:
         """Why this state cannot be a real car's (non-finite, or faster than ``max_speed``),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core.engine.state import Pose2D
+from arsim_core.messages import TrackRequest
 from arsim_core.track import Track, track_mesh
 
 
@@ -32,8 +33,12 @@ class TrackWorld:
         return cls(track.name, mesh.vertices, mesh.triangles, mesh.labels, track.start_pose,
                    track.centerline, track.width_left, track.width_right)
 
+    def track_request(self) -> TrackRequest:
+        """This track as InitialSettings and Track requests carry it."""
+        return TrackRequest(self.name, np.asarray(self.vertices, np.float32).reshape(-1, 3),
+                            np.asarray(self.triangles, np.uint32).reshape(-1, 3),
+                            np.asarray(self.labels, np.uint8))
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The track frames of InitialSettings and Track requests (docs/protocol.md)."""
-        return {'track_vertices': np.asarray(self.vertices, np.float32).reshape(-1, 3),
-                'track_triangles': np.asarray(self.triangles, np.uint32).reshape(-1, 3),
-                'track_labels': np.asarray(self.labels, np.uint8)}
+        return dict(self.track_request().to_wire().arrays)

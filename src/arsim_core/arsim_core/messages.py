@@ -1,0 +1,399 @@
+"""Protocol v1's message bodies as typed values: docs/protocol.md is the spec, this module its
+one Python implementation.
+
+Each body is a frozen dataclass. ``to_wire`` gives its topic's header keys, binary frames and
+frame descriptions (``Wire``); ``from_wire`` takes a ``protocol.Message`` (``protocol.decode``
+has checked its JSON and its frames' sizes) and reads every value the reader goes on to use
+through the checks of ``backend.wire``, so anything else is a ProtocolError naming the key. The
+engine's renderers and the backend, the bridge and the sensor republishers all build and read
+their messages here. The Update bodies and the fan-out frame are made every frame, many times a
+second: their checks try the usual types first, and their arrays pass on without a copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import Field, dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple, Protocol
+
+import numpy as np
+
+from arsim_core import protocol
+from arsim_core.backend import wire
+from arsim_core.backend.shapes import Pose
+from arsim_core.errors import ProtocolError
+from arsim_core.geometry import Footprint
+
+NO_ARRAYS: Mapping[str, Any] = MappingProxyType({})
+INT64_RANGE = (protocol.INT64[0], protocol.INT64[1] - 1)  # [low, high]
+VERTICES, TRIANGLES, LABELS = 'track_vertices', 'track_triangles', 'track_labels'
+
+
+class Wire(NamedTuple):
+    """A body as ``protocol.encode`` takes it: header keys, binary frames, their descriptions."""
+
+    header: dict[str, Any]
+    arrays: Mapping[str, np.ndarray] = NO_ARRAYS
+    meta: Mapping[str, Mapping[str, Any]] = NO_ARRAYS
+
+
+class Body(Protocol):
+    """What every message body has: its topic and its wire form."""
+
+    TOPIC: ClassVar[str]
+
+    def to_wire(self) -> Wire: ...
+
+
+def encode(body: Body, step: int, time_ns: int) -> list[bytes | memoryview]:
+    """The frames of ``body``'s message at ``step`` and ``time_ns``."""
+    header, arrays, meta = body.to_wire()
+    return protocol.encode(body.TOPIC, step, time_ns, header, arrays, meta)
+
+
+def in_process(body: Body, step: int = 0, time_ns: int = 0) -> protocol.Message:
+    """The message ``protocol.decode(encode(body, ...))`` gives, without bytes or JSON: for
+    both ends of the protocol in one process."""
+    header, arrays, meta = body.to_wire()
+    return protocol.message(body.TOPIC, step, time_ns, header, arrays, meta)
+
+
+class _Body:
+    """Equality by value, arrays by dtype, shape and values (NaN equal to NaN): the default
+    comparison of fields would ask an array for one truth value. No hash, as arrays have
+    none."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            _same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two field values are equal; arrays, mappings and sequences item by item."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.dtype == b.dtype and a.shape == b.shape
+                and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in 'fc')))
+    if isinstance(a, Mapping):
+        return isinstance(b, Mapping) and a.keys() == b.keys() and all(
+            _same(value, b[key]) for key, value in a.items())
+    if isinstance(a, (list, tuple)):
+        return type(b) is type(a) and len(a) == len(b) and all(
+            _same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+# --- the track ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, eq=False)
+class TrackRequest(_Body):
+    """A named track mesh: the whole body of a Track request, and the track of
+    InitialSettings. ``from_wire`` gives the arrays in these dtypes."""
+
+    TOPIC: ClassVar[str] = protocol.TRACK
+    name: str
+    vertices: np.ndarray  # float32 (V, 3) [m], world frame, finite, within MAX_COORDINATE
+    triangles: np.ndarray  # uint32 (T, 3), vertex indices, each in [0, V)
+    labels: np.ndarray | None = None  # uint8 (T,), class per triangle; None: all barrier
+
+    def to_wire(self) -> Wire:
+        arrays = {VERTICES: self.vertices, TRIANGLES: self.triangles}
+        if self.labels is not None:
+            arrays[LABELS] = self.labels
+        return Wire({'track': {'name': self.name}}, arrays)
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> TrackRequest:
+        """The track of a Track or InitialSettings message: integer triangles that all index
+        existing vertices (smallest and largest: a signed dtype can carry negative indices),
+        finite vertices, integer labels 0..255."""
+        track = message.header.get('track', {})
+        if not isinstance(track, dict) or not isinstance(track.get('name', ''), str):
+            msg = 'header key "track" must be an object {"name": string}'
+            raise ProtocolError(msg)
+        arrays = message.arrays
+        vertices, triangles = arrays.get(VERTICES), arrays.get(TRIANGLES)
+        labels = arrays.get(LABELS)
+        if vertices is None or triangles is None:
+            msg = f'{message.topic} needs the frames {VERTICES} and {TRIANGLES}'
+            raise ProtocolError(msg)
+        if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 \
+                or triangles.shape[1] != 3:
+            msg = f'{VERTICES} and {TRIANGLES} must both have shape (n, 3)'
+            raise ProtocolError(msg)
+        if vertices.dtype.kind != 'f' or triangles.dtype.kind not in 'iu':
+            msg = (f'{VERTICES} must be float32 or float64 and {TRIANGLES} an integer dtype, '
+                   f'got {vertices.dtype} and {triangles.dtype}')
+            raise ProtocolError(msg)
+        points = vertices.astype(np.float32)
+        if not np.isfinite(points).all() or (
+                points.size and np.abs(points).max() > wire.MAX_COORDINATE):
+            msg = f'{VERTICES} must be finite numbers within +-{wire.MAX_COORDINATE:g} m'
+            raise ProtocolError(msg)
+        if triangles.size and (int(triangles.min()) < 0
+                               or int(triangles.max()) >= len(vertices)):
+            msg = (f'{TRIANGLES} index a vertex that does not exist (indices must be in '
+                   f'[0, {len(vertices)}))')
+            raise ProtocolError(msg)
+        if labels is not None:
+            if labels.shape != (len(triangles),) or labels.dtype.kind not in 'iu' or (
+                    labels.size and (int(labels.min()) < 0 or int(labels.max()) > 255)):
+                msg = (f'{LABELS} must be one integer label 0..255 per triangle '
+                       f'({len(triangles)})')
+                raise ProtocolError(msg)
+            labels = labels.astype(np.uint8)
+        return cls(track.get('name', ''), points, triangles.astype(np.uint32), labels)
+
+
+# --- start-up ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, eq=False)
+class CarSettings(_Body):
+    """One car of InitialSettings: its id, the box other cars' sensors see (None: invisible),
+    and its sensor descriptions as the wire has them (``SensorSpec.to_wire``), each checked
+    against the limits by ``from_wire``."""
+
+    name: str
+    footprint: Footprint | None = None
+    sensors: tuple[Mapping[str, Any], ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        body: dict[str, Any] = {'id': self.name}
+        if self.footprint is not None:
+            footprint = self.footprint
+            body['footprint'] = [footprint.length, footprint.width, footprint.height]
+        body['sensors'] = list(self.sensors)
+        return body
+
+
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
+class InitialSettings(_Body):
+    """The InitialSettings request: the cars with their sensors, the step, the noise seed,
+    whether cars see each other, and the track."""
+
+    TOPIC: ClassVar[str] = protocol.INITIAL_SETTINGS
+    track: TrackRequest
+    cars: tuple[CarSettings, ...] = ()
+    frame_period_ns: int = 0
+    seed: int = 0
+    cars_visible: bool = True
+    world_frame: str = ''
+
+    def to_wire(self) -> Wire:
+        track = self.track.to_wire()
+        return Wire({'world_frame': self.world_frame, 'frame_period_ns': self.frame_period_ns,
+                     'seed': self.seed, **track.header, 'cars_visible': self.cars_visible,
+                     'cars': [car.to_wire() for car in self.cars]}, track.arrays)
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> InitialSettings:
+        header = message.header
+        cars, samples = [], 0
+        for car in wire.objects(header, 'cars', 'header', wire.MAX_CARS):
+            where = f'car {wire.show(car.get("id"))}'
+            name = wire.text(car, 'id', where)
+            footprint = None
+            if car.get('footprint') is not None:
+                footprint = Footprint(*wire.numbers(car, 'footprint', 3, where, low=0.0,
+                                                    high=1e3, open_low=True))
+            sensors = wire.objects(car, 'sensors', where, wire.MAX_SENSORS_PER_CAR)
+            samples += sum(wire.sensor(spec, where) for spec in sensors)
+            cars.append(CarSettings(name, footprint, tuple(sensors)))
+        if samples > wire.MAX_TOTAL_SAMPLES:
+            msg = (f'the sensors cast {samples} rays and pixels in all, at most '
+                   f'{wire.MAX_TOTAL_SAMPLES}')
+            raise ProtocolError(msg)
+        return cls(
+            cars=tuple(cars),
+            frame_period_ns=wire.integer(header, 'frame_period_ns', 'header', 0,
+                                         wire.MAX_FRAME_PERIOD_NS, 0),
+            seed=wire.integer(header, 'seed', 'header', 0, wire.MAX_SEED, 0),
+            cars_visible=wire.flag(header, 'cars_visible', 'header', True),
+            world_frame=wire.text(header, 'world_frame', 'header', default=''),
+            track=TrackRequest.from_wire(message))
+
+
+class ListedSensor(NamedTuple):
+    """A sensor a backend renders, as Ready lists it."""
+
+    car: str
+    sensor: str
+    kind: str  # the sensor's type
+
+    def to_wire(self) -> dict[str, Any]:
+        return {'car': self.car, 'sensor': self.sensor, 'type': self.kind}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ready(_Body):
+    """The reply to InitialSettings and Track: the backend's name, the track's, and the
+    sensors it renders."""
+
+    TOPIC: ClassVar[str] = protocol.READY
+    backend: str
+    track: str
+    sensors: tuple[ListedSensor, ...] = ()
+
+    def to_wire(self) -> Wire:
+        return Wire({'backend': self.backend, 'track': self.track,
+                     'sensors': [sensor.to_wire() for sensor in self.sensors]})
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> Ready:
+        header = message.header
+        listed = wire.objects(header, 'sensors', 'Ready', wire.MAX_CARS * wire.MAX_SENSORS_PER_CAR)
+        return cls(wire.text(header, 'backend', 'Ready'), wire.text(header, 'track', 'Ready'),
+                   tuple(ListedSensor(wire.text(s, 'car', 'Ready sensor'),
+                                      wire.text(s, 'sensor', 'Ready sensor'),
+                                      wire.text(s, 'type', 'Ready sensor')) for s in listed))
+
+
+# --- every frame -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, eq=False)
+class UpdateRequest(_Body):
+    """One step: every car's pose (x, y, z, roll, pitch, yaw of base_link in the world frame)
+    and the (car, sensor) pairs due, each once, in order."""
+
+    TOPIC: ClassVar[str] = protocol.UPDATE
+    poses: Mapping[str, Pose]
+    render: Sequence[tuple[str, str]] = ()  # (car, sensor)
+
+    def to_wire(self) -> Wire:
+        return Wire({'cars': [{'id': car, 'pose': list(pose)} for car, pose in self.poses.items()],
+                     'render': [{'car': car, 'sensor': sensor} for car, sensor in self.render]})
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> UpdateRequest:
+        header = message.header
+        poses: dict[str, Pose] = {}
+        for car in wire.objects(header, 'cars', 'header', wire.MAX_CARS):
+            name = wire.text(car, 'id', 'car')
+            poses[name] = wire.numbers(car, 'pose', 6, f'car {wire.show(name)}',
+                                       -wire.MAX_COORDINATE, wire.MAX_COORDINATE)
+        entries = wire.objects(header, 'render', 'header',
+                               wire.MAX_CARS * wire.MAX_SENSORS_PER_CAR)
+        keys = ((wire.text(r, 'car', 'render request'), wire.text(r, 'sensor', 'render request'))
+                for r in entries)
+        return cls(poses, tuple(dict.fromkeys(keys)))
+
+
+class FrameMeta(NamedTuple):
+    """What a sensor frame of an Update reply or a fan-out frame holds, beyond its dtype and
+    shape: whose it is, what it encodes and when its data was taken."""
+
+    car: str
+    sensor: str
+    kind: str  # the sensor's type
+    encoding: str
+    stamp_ns: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {'car': self.car, 'sensor': self.sensor, 'type': self.kind,
+                'encoding': self.encoding, 'stamp_ns': self.stamp_ns}
+
+    @classmethod
+    def from_wire(cls, entry: Mapping[str, Any]) -> FrameMeta:
+        """The description of one frame (``entry`` from the header's ``frames``)."""
+        car, sensor, kind = entry.get('car'), entry.get('sensor'), entry.get('type')
+        encoding, stamp_ns = entry.get('encoding'), entry.get('stamp_ns')
+        if isinstance(car, str) and isinstance(sensor, str) and isinstance(kind, str) \
+                and isinstance(encoding, str) and type(stamp_ns) is int \
+                and INT64_RANGE[0] <= stamp_ns <= INT64_RANGE[1]:
+            return cls(car, sensor, kind, encoding, stamp_ns)  # the usual case, quickly
+        where = f'frame {wire.show(entry["name"])}'  # the checks again, to say what is wrong
+        return cls(wire.text(entry, 'car', where), wire.text(entry, 'sensor', where),
+                   wire.text(entry, 'type', where), wire.text(entry, 'encoding', where),
+                   wire.integer(entry, 'stamp_ns', where, *INT64_RANGE))
+
+
+def _frame_meta(message: protocol.Message) -> dict[str, FrameMeta]:
+    """The descriptions of a message's sensor frames (``decode`` checked their names)."""
+    return {entry['name']: FrameMeta.from_wire(entry)
+            for entry in message.header.get('frames', [])}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UpdateReply(_Body):
+    """The reply to an Update: every rendered frame, named ``<car>/<sensor><suffix>``, with
+    its description."""
+
+    TOPIC: ClassVar[str] = protocol.UPDATE
+    arrays: Mapping[str, np.ndarray]
+    meta: Mapping[str, FrameMeta]
+
+    def to_wire(self) -> Wire:
+        return Wire({}, self.arrays, {name: m.to_wire() for name, m in self.meta.items()})
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> UpdateReply:
+        return cls(message.arrays, _frame_meta(message))
+
+    def by_car(self) -> dict[str, UpdateReply]:
+        """The frames of each car that has any, for its fan-out frame."""
+        arrays: dict[str, dict[str, np.ndarray]] = {}
+        meta: dict[str, dict[str, FrameMeta]] = {}
+        for name, m in self.meta.items():
+            arrays.setdefault(m.car, {})[name] = self.arrays[name]
+            meta.setdefault(m.car, {})[name] = m
+        return {car: UpdateReply(arrays[car], meta[car]) for car in arrays}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Error(_Body):
+    """The reply to a request a backend cannot serve: why."""
+
+    TOPIC: ClassVar[str] = protocol.ERROR
+    text: str
+
+    def to_wire(self) -> Wire:
+        return Wire({'error': self.text})
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> Error:
+        return cls(wire.text(message.header, 'error', 'Error'))
+
+
+# --- bridge -> sensor republishers ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True, eq=False)
+class FanoutFrame(_Body):
+    """One car's frame as the bridge fans it out: its planar state (pose in the world frame;
+    twist, accelerations and steering in base_link) and its sensor frames, passed on from the
+    backend's reply without a copy."""
+
+    TOPIC: ClassVar[str] = protocol.UPDATE
+    car: str
+    pose: tuple[float, float, float]  # x [m], y [m], yaw [rad]
+    twist: tuple[float, float, float]  # vx, vy [m/s], yaw rate [rad/s]
+    steering_angle: float = 0.0
+    accel: tuple[float, ...] | None = None  # ax, ay [m/s^2] (, yaw acceleration [rad/s^2])
+    arrays: Mapping[str, np.ndarray] = field(default_factory=dict)
+    meta: Mapping[str, FrameMeta] = field(default_factory=dict)
+
+    def to_wire(self) -> Wire:
+        state: dict[str, Any] = {'pose': list(self.pose), 'twist': list(self.twist)}
+        if self.accel is not None:
+            state['accel'] = list(self.accel)
+        state['steering_angle'] = self.steering_angle
+        return Wire({'car': self.car, 'state': state}, self.arrays,
+                    {name: m.to_wire() for name, m in self.meta.items()})
+
+    @classmethod
+    def from_wire(cls, message: protocol.Message) -> FanoutFrame:
+        header = message.header
+        car = wire.text(header, 'car', 'header')
+        state = header.get('state')
+        if not isinstance(state, dict):
+            msg = f"car {wire.show(car)}: key 'state' must be an object, got {wire.show(state)}"
+            raise ProtocolError(msg)
+        where, limit = f'car {wire.show(car)}, state', wire.MAX_COORDINATE
+        x, y, yaw = wire.numbers(state, 'pose', 3, where, -limit, limit)
+        vx, vy, yaw_rate = wire.numbers(state, 'twist', 3, where, -limit, limit)
+        accel = None
+        if state.get('accel'):  # [ax, ay] or [ax, ay, yaw acceleration]
+            length = 3 if isinstance(state['accel'], list) and len(state['accel']) > 2 else 2
+            accel = tuple(wire.numbers(state, 'accel', length, where, -limit, limit))
+        return cls(car, (x, y, yaw), (vx, vy, yaw_rate),
+                   wire.number(state, 'steering_angle', where, -limit, limit, default=0.0),
+                   accel, message.arrays, _frame_meta(message))

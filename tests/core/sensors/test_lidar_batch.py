@@ -12,6 +12,8 @@ import pytest
 
 from arsim_core.backend.server import EmbeddedBackend
 from arsim_core.engine import TrackWorld
+from arsim_core.geometry import Footprint
+from arsim_core.messages import CarSettings, InitialSettings, in_process
 from arsim_core.track import load_track
 
 HOKUYO = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0,
@@ -24,11 +26,12 @@ TURNED = {**HOKUYO, 'mount': [0.1, 0.05, 0.2, 0.0, 0.0, 0.3]}
 
 def backend(world: TrackWorld, visible: bool, threads: int = 1,
             scan_intensity: bool = True) -> EmbeddedBackend:
-    cars = [{'id': f'car{i}', 'footprint': [0.58, 0.31, 0.2], 'sensors': [spec]}
-            for i, spec in enumerate((HOKUYO, NOISY, TURNED, HOKUYO))]
+    cars = tuple(CarSettings(f'car{i}', Footprint(0.58, 0.31, 0.2), (spec,))
+                 for i, spec in enumerate((HOKUYO, NOISY, TURNED, HOKUYO)))
+    settings = InitialSettings(track=world.track_request(), cars=cars, seed=11,
+                               frame_period_ns=25_000_000, cars_visible=visible)
     made = EmbeddedBackend(threads, scan_intensity)
-    made.configure({'cars': cars, 'seed': 11, 'frame_period_ns': 25_000_000,
-                    'cars_visible': visible, 'track': {'name': world.name}}, world.arrays())
+    made.apply(InitialSettings.from_wire(in_process(settings)))  # checked as over the socket
     return made
 
 

@@ -99,12 +99,6 @@ class EmbeddedBackend:
         self.apply(InitialSettings.from_wire(message))
         return self._ready(message)
 
-    def configure(self, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
-        """Apply InitialSettings given as its header and track arrays, checked as if they had
-        come over the socket: for callers in this process, without the socket and the JSON."""
-        self.apply(InitialSettings.from_wire(protocol.message(
-            protocol.INITIAL_SETTINGS, 0, 0, header, arrays)))
-
     def apply(self, settings: InitialSettings) -> None:
         """Apply InitialSettings that ``InitialSettings.from_wire`` has checked."""
         cars, frame_period, seed = settings.cars, settings.frame_period_ns, settings.seed

@@ -38,7 +38,3 @@ class TrackWorld:
         return TrackRequest(self.name, np.asarray(self.vertices, np.float32).reshape(-1, 3),
                             np.asarray(self.triangles, np.uint32).reshape(-1, 3),
                             np.asarray(self.labels, np.uint8))
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The track frames of InitialSettings and Track requests (docs/protocol.md)."""
-        return dict(self.track_request().to_wire().arrays)

@@ -26,6 +26,7 @@ setup(
             'track_loader = arsim_bridge.entry_points:track_loader',
             'foxglove = arsim_bridge.entry_points:foxglove',
             'autopilot = arsim_bridge.entry_points:autopilot',
+            'recorder = arsim_bridge.entry_points:recorder',
         ],
     },
 )

@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from arsim_core.config.scenario import load_scenario
-from arsim_core.errors import ArsimError
+from arsim_core.errors import ArsimError, ConfigError
 from arsim_launch.arguments import NAMES, launch_overrides, parse_arguments, usage
+from arsim_launch.nodes import validate
 
 
 def scenario_with(repo_root: Path, settings: Path | None = None, **arguments: str):
@@ -53,6 +54,28 @@ def test_paths_become_absolute(repo_root: Path, monkeypatch) -> None:
     assert overrides['track']['name'] == str(repo_root / 'maps' / 'arsim_ring')
     assert overrides['cars'][0]['profile'] == str(repo_root / 'config' / 'cars' /
                                                   'f1tenth.yaml')
+
+
+def test_record_is_a_new_directory_from_where_the_launch_starts(tmp_path: Path, repo_root: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    scenario, overrides = scenario_with(repo_root, record='bags/run1')
+    assert overrides['recording'] == {'directory': str(tmp_path / 'bags' / 'run1')}
+    assert scenario.recording.directory == tmp_path / 'bags' / 'run1'
+    assert scenario.recording.selection.wants('/scan')  # every topic by default
+
+
+@pytest.mark.parametrize(('record', 'message'), [
+    ('.', '.* exists already; a recording needs a new directory'),
+    ('sim.yaml/run', r'cannot create .*/sim.yaml/run: .*/sim.yaml is not a writable folder'),
+])
+def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts(
+        tmp_path: Path, repo_root: Path, monkeypatch, record: str, message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'sim.yaml').write_text('')
+    scenario, _ = scenario_with(repo_root, record=record)
+    with pytest.raises(ConfigError, match=rf'sim\.yaml: recording\.directory: {message}'):
+        validate(scenario)
 
 
 @pytest.mark.parametrize(('arguments', 'message'), [

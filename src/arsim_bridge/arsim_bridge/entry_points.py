@@ -36,3 +36,7 @@ def foxglove() -> None:
 
 def autopilot() -> None:
     run('arsim_bridge.autopilot_node')
+
+
+def recorder() -> None:
+    run('arsim_bridge.recorder_node')

@@ -10,7 +10,6 @@ messages but never slows the simulation. Messages are stamped with sim time (/cl
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from collections import deque
@@ -23,7 +22,7 @@ from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns
-from arsim_bridge.msg_definitions import definition
+from arsim_bridge.msg_definitions import definition, message_class
 from arsim_core.errors import ArsimError
 
 DISCOVERY_PERIOD_S = 1.0
@@ -62,7 +61,7 @@ class FoxgloveView(Node):
 
     def _forward(self, topic: str, type_name: str) -> foxglove.Channel | None:
         try:
-            message_type = _message_class(type_name)
+            message_type = message_class(type_name)
             schema = definition(type_name)
         except (ImportError, AttributeError, OSError, ValueError, LookupError) as exc:
             self.get_logger().warning(f'not forwarding {topic} ({type_name}): {exc}')
@@ -114,12 +113,6 @@ class _Replay(foxglove.ServerListener):
         with self._lock:
             topics, self._topics = self._topics, []
         return topics
-
-
-def _message_class(type_name: str) -> Any:
-    """``pkg/msg/Type`` as its Python class."""
-    package, kind, name = type_name.split('/')
-    return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
 
 def main() -> int:

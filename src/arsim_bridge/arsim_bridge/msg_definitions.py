@@ -5,9 +5,11 @@ any message type on the ROS graph can be described, arsim's own included."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ament_index_python.packages import get_package_share_directory
 
@@ -35,6 +37,17 @@ def definition(type_name: str,
         parts.append(f'{SEPARATOR}\nMSG: {used[0]}/{used[1]}\n{used_text.rstrip(chr(10))}')
         pending.extend(_used_types(used_text, used[0]))
     return '\n'.join(parts) + '\n'
+
+
+def message_text(type_name: str) -> str:
+    """The installed ``.msg`` text of ``type_name`` alone, without the types it uses."""
+    return read_installed(*_split(type_name))
+
+
+def message_class(type_name: str) -> Any:
+    """``pkg/msg/Type`` as its Python class."""
+    package, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
 
 def read_installed(package: str, name: str) -> str:

@@ -38,6 +38,7 @@ ARGUMENTS = (
                           'a race without a stack of your own)'),
     Argument('view', 'a live view: none, web (a page in the browser) or foxglove (a Foxglove '
                      'server): docs/view.md'),
+    Argument('record', 'record a rosbag2 bag into this new directory (docs/datasets.md)'),
 )
 NAMES = tuple(a.name for a in ARGUMENTS)
 
@@ -96,6 +97,8 @@ def launch_overrides(arguments: dict[str, str], settings: Path,
         overrides['track'] = {'name': _track(given['track'], resources / 'maps')}
     if 'view' in given:
         overrides['view'] = {'kind': _choice('view', given['view'], VIEW_KINDS)}
+    if 'record' in given:  # relative to where the launch was started, not to the settings
+        overrides['recording'] = {'directory': str(Path(given['record']).expanduser().resolve())}
     if 'cars' in given or 'profile' in given:
         profile = given.get('profile') and _config_file('profile', given['profile'],
                                                          resources / 'config' / 'cars')

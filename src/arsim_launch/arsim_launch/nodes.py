@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from arsim_core.config.scenario import CarSpec, Scenario
+from arsim_core.errors import ConfigError
+from arsim_core.recording.settings import new_directory_problem
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ def container(name: str, members: list[NodeSpec]) -> NodeSpec:
 
 
 def validate(scenario: Scenario) -> None:
-    """Checks that need the track: it loads, and no two cars start on top of each other.
+    """Checks that need the file system: the track loads, no two cars start on top of each
+    other, and a recording's directory can be made and is new.
 
     Run by every launcher before anything starts, so such mistakes stop the launch with one
     message instead of surfacing in a node.
@@ -63,6 +66,11 @@ def validate(scenario: Scenario) -> None:
     track = load_track(scenario.track.name, scenario.resources / 'maps')
     check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose),
                       scenario.source)
+    directory = scenario.recording.directory
+    problem = None if directory is None else new_directory_problem(directory)
+    if problem is not None:
+        msg = f'{scenario.source}: recording.directory: {problem}'
+        raise ConfigError(msg)
 
 
 def has_package(name: str) -> bool:
@@ -80,8 +88,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                    overrides: dict[str, Any] | None = None,
                    state_publisher: bool | None = None) -> list[NodeSpec]:
     """Every process of the scenario: backend (if embedded), bridge, track loader, per car a
-    dynamics node, a sensor republisher and a description publisher, and the autopilot and the
-    live view if they are asked for.
+    dynamics node, a sensor republisher and a description publisher, and the autopilot, the
+    live view and the recorder if they are asked for.
 
     ``state_publisher``: describe cars with robot_state_publisher (default: where installed),
     else with arsim's own description node.
@@ -116,6 +124,9 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                               required=True))
     if scenario.view.kind == 'foxglove':  # a view that ends is reported; the run goes on
         nodes.append(NodeSpec('arsim_bridge', 'foxglove', 'foxglove_view', 'arsim', common))
+    if scenario.recording.directory is not None:  # a run that cannot record must not go on
+        nodes.append(NodeSpec('arsim_bridge', 'recorder', 'recorder', 'arsim', common,
+                              required=True))
     return nodes
 
 

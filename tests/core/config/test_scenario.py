@@ -168,3 +168,32 @@ def test_each_view_has_its_own_default_port(settings, repo_root: Path) -> None:
     assert ports == {'web': 8080, 'foxglove': 8765}
     assert load_scenario(settings(view={'kind': 'web', 'port': 9000}),
                          repo_root).view.port == 9000
+
+
+def test_recording_is_off_by_default_and_relative_to_the_settings_file(
+        settings, repo_root: Path, tmp_path: Path) -> None:
+    assert load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).recording.directory is None
+    recording = load_scenario(settings(recording={
+        'directory': 'bags/run1', 'topics': ['/scan'], 'topic_regex': '/tf.*',
+        'storage': 'sqlite3', 'compression': 'zstd'}), repo_root).recording
+    assert recording.directory == tmp_path / 'bags' / 'run1'
+    assert (recording.storage, recording.compress, recording.bag_version) == ('sqlite3', True, 8)
+    wanted = recording.selection
+    assert [wanted.wants(t) for t in ('/scan', '/tf', '/tf_static', '/odom')] == \
+        [True, True, True, False]
+
+
+@pytest.mark.parametrize(('recording', 'message'), [
+    ({'directory': 'run', 'topic_regex': '(/scan'}, 'recording.topic_regex: expected a regular '
+                                                    'expression'),
+    ({'directory': 'run', 'topics': 'scan'}, 'recording.topics: expected a list of topic names'),
+    ({'directory': 'run', 'bag_version': 7}, r'recording.bag_version: expected one of \[8, 9\]'),
+    ({'directory': 'run', 'storage': 'bag'}, 'recording.storage: expected one of'),
+    ({'directory': 'run', 'split_mib': 100}, 'recording.split_mib: unknown key'),
+])
+def test_bad_recording_settings_are_refused_before_anything_starts(
+        settings, repo_root: Path, recording: dict, message: str) -> None:
+    path = settings(recording=recording)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(path, repo_root)
+    assert re.match(rf'{re.escape(str(path))}:\d+: ', str(info.value)), info.value

@@ -6,6 +6,7 @@ missing or malformed file stops the launch with one clear message instead of a c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -17,6 +18,7 @@ from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
+from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
@@ -82,6 +84,17 @@ class RaceSettings:
 
 
 @dataclass(frozen=True)
+class RecordingSettings:
+    """What to record and where (docs/datasets.md); no ``directory``: nothing is recorded."""
+
+    directory: Path | None
+    selection: TopicSelection
+    storage: str  # mcap or sqlite3
+    compress: bool  # zstd, per message
+    bag_version: int
+
+
+@dataclass(frozen=True)
 class CarSpec:
     name: str
     index: int
@@ -109,6 +122,7 @@ class Scenario:
     collisions: CollisionSettings
     race: RaceSettings
     view: ViewSettings
+    recording: RecordingSettings
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
 
@@ -147,7 +161,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     file = load_section(path)
     root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
-                         'race', 'view', 'topic_map', 'cars'})
+                         'race', 'view', 'recording', 'topic_map', 'cars'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -188,6 +202,7 @@ def load_scenario(path: str | Path, resources: str | Path,
             cars_visible=collisions.boolean('cars_visible', True)),
         race=RaceSettings(sectors=_sectors(race)),
         view=_view(root.section('view', {})),
+        recording=_recording(root.section('recording', {})),
         topic_map=topic_map, cars=cars)
 
 
@@ -236,6 +251,42 @@ def _view(view: Section) -> ViewSettings:
     if trouble is not None:
         view.fail(trouble, 'host')
     return settings
+
+
+def _recording(recording: Section) -> RecordingSettings:
+    """The recording settings. Whether the directory can be made is the launcher's check
+    (``recording.settings.new_directory_problem``): once the recorder has made it, the other
+    processes load these settings too."""
+    recording.reject_unknown({'directory', 'topics', 'topic_regex', 'storage', 'compression',
+                              'bag_version'})
+    directory = None
+    if recording.has('directory'):
+        directory = Path(recording.string('directory')).expanduser()
+        if not directory.is_absolute():
+            directory = Path(recording.source).parent / directory
+    topics = recording.raw('topics', [])
+    if not isinstance(topics, list) or not all(isinstance(t, str) and t.startswith('/')
+                                               for t in topics):
+        recording.fail(f'expected a list of topic names starting with /, got {topics!r}',
+                       'topics')
+    pattern = None
+    if recording.has('topic_regex'):
+        try:
+            pattern = re.compile(recording.string('topic_regex'))
+        except re.error as exc:
+            recording.fail(f'expected a regular expression: {exc}', 'topic_regex')
+    return RecordingSettings(
+        directory=directory, selection=TopicSelection(frozenset(topics), pattern),
+        storage=recording.string('storage', 'mcap', choices=STORAGE_NAMES),
+        compress=recording.string('compression', 'none', choices=('none', 'zstd')) == 'zstd',
+        bag_version=_bag_version(recording))
+
+
+def _bag_version(recording: Section) -> int:
+    version = recording.integer('bag_version', BAG_VERSIONS[0])
+    if version not in BAG_VERSIONS:
+        recording.fail(f'expected one of {list(BAG_VERSIONS)}, got {version}', 'bag_version')
+    return version
 
 
 def _sectors(race: Section) -> tuple[float, ...]:

@@ -1,0 +1,75 @@
+"""``record:=DIR``: a run stopped with SIGTERM leaves a rosbag2 bag that readers sharing no code
+with the recorder open, with the simulation's topics, latched ones marked latched; a directory
+that exists stops the launch before anything starts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+from simharness import installed_resources, ros_env
+
+
+def read_bag(bag: Path) -> tuple[dict[str, dict], dict[str, list]]:
+    """The metadata's topics by name, and every message decoded, by topic."""
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    topics = {t['topic_metadata']['name']: t for t in info['topics_with_message_count']}
+    (path,) = [bag / name for name in info['relative_file_paths']]
+    messages: dict[str, list] = defaultdict(list)
+    with path.open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        for _, channel, _, decoded in reader.iter_decoded_messages():
+            messages[channel.topic].append(decoded)
+    return topics, messages
+
+
+def stamp_ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def test_a_run_stopped_with_sigterm_leaves_a_bag_independent_readers_open(
+        simulation, tmp_path: Path) -> None:
+    bag = tmp_path / 'bags' / 'run1'
+    sim = simulation(arguments=(f'record:={bag}',))
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    assert sim.wait_for_log(f'recording into {bag}', 30.0), sim.log
+    time.sleep(4.0)  # stepping at full speed, every node publishing
+    os.kill(sim.process.pid, signal.SIGTERM)
+    assert sim.process.wait(30) == 0, sim.log
+    assert f'bag {bag}:' in sim.log, sim.log  # the summary
+
+    topics, messages = read_bag(bag)
+    for topic in ('/clock', '/scan', '/ego_racecar/odom', '/tf', '/tf_static', '/map'):
+        assert topics[topic]['message_count'] == len(messages[topic]) > 0, topic
+    latched = {name for name, t in topics.items()
+               if yaml.safe_load(t['topic_metadata']['offered_qos_profiles'])[0]['durability']
+               == 1}
+    assert {'/tf_static', '/map'} <= latched and '/scan' not in latched
+    assert topics['/scan']['topic_metadata']['type'] == 'sensor_msgs/msg/LaserScan'
+    scans = [stamp_ns(scan.header.stamp) for scan in messages['/scan']]
+    assert scans == sorted(set(scans)), 'a scan twice, or out of order'
+    assert len(messages['/scan'][0].ranges) == 1080
+    frames = {t.child_frame_id for tf in messages['/tf_static'] for t in tf.transforms}
+    assert 'ego_racecar/laser' in frames, frames
+
+
+def test_a_record_directory_that_exists_stops_the_launch_before_anything_starts(
+        tmp_path: Path) -> None:
+    taken = tmp_path / 'run1'
+    taken.mkdir()
+    config = installed_resources() / 'config' / 'sim.yaml'
+    result = subprocess.run([sys.executable, '-m', 'arsim_launch', f'config:={config}',
+                             f'record:={taken}'], env=ros_env(79), capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f'recording.directory: {taken} exists already' in result.stderr
+    assert 'ready; stepping' not in result.stderr and 'Traceback' not in result.stderr
+    assert list(taken.iterdir()) == []

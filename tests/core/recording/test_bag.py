@@ -3,12 +3,19 @@ library for MCAP, SQLite itself for sqlite3, and the metadata as plain YAML."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from mcap.exceptions import EndOfFile
 from mcap.reader import make_reader
+from mcap.records import Message as McapMessage
+from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
@@ -118,3 +125,32 @@ def test_a_type_without_a_definition_is_named(tmp_path: Path) -> None:
     with pytest.raises(RecordingError, match="no definition of message type 'mine/msg/Thing'"):
         writer.add_topic('/thing', 'mine/msg/Thing', TopicQos())
     writer.close()
+
+
+KILLED_WRITER = '''
+import os, signal, sys
+from pathlib import Path
+from arsim_core.recording.bag import BagWriter, TopicQos
+writer = BagWriter(Path(sys.argv[1]), lambda name: '')
+writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
+store = writer.typestore
+data = bytes(store.serialize_cdr(store.types['std_msgs/msg/String'](data='x' * 10000),
+                                 'std_msgs/msg/String'))
+for step in range(2000):
+    writer.write('/s', step, data)
+os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: Path) -> None:
+    bag = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', KILLED_WRITER, str(bag)], timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    assert not (bag / 'metadata.yaml').exists()  # only close writes it
+    (path,) = bag.glob('*.mcap')
+    read = 0
+    with path.open('rb') as stream, contextlib.suppress(EndOfFile):
+        for record in StreamReader(stream).records:
+            read += isinstance(record, McapMessage)
+    unflushed = 2**20 // 10_000 + 1  # at most one chunk of about 1 MiB was still being filled
+    assert 2000 - unflushed <= read < 2000

@@ -5,6 +5,7 @@ that exists stops the launch before anything starts."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import yaml
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
-from simharness import installed_resources, ros_env
+from simharness import LoggedProcess, Simulation, installed_resources, ros_env
 
 
 def read_bag(bag: Path) -> tuple[dict[str, dict], dict[str, list]]:
@@ -73,3 +74,27 @@ def test_a_record_directory_that_exists_stops_the_launch_before_anything_starts(
     assert f'recording.directory: {taken} exists already' in result.stderr
     assert 'ready; stepping' not in result.stderr and 'Traceback' not in result.stderr
     assert list(taken.iterdir()) == []
+
+
+def _file_size_limit() -> None:
+    """In the launched processes: a write past 5 MiB fails as on a full disk."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (5 * 2**20, 5 * 2**20))
+
+
+def test_a_bag_that_cannot_grow_stops_the_run_with_one_message(tmp_path: Path) -> None:
+    bag = tmp_path / 'run1'
+    sim = Simulation(tmp_path / 'sim')
+    sim.launch = LoggedProcess(
+        [sys.executable, '-m', 'arsim_launch', f'config:={sim.settings_file}', f'record:={bag}'],
+        sim.env, sim.log_path, start_new_session=True, preexec_fn=_file_size_limit)
+    try:
+        assert sim.process.wait(120) == 1, sim.log
+    finally:
+        sim.stop()
+    log = sim.log
+    assert f'{bag}: cannot write to the bag (File too large)' in log, log
+    assert 'required process recorder exited with code 1' in log, log
+    assert 'Traceback' not in log, log
+    (path,) = bag.glob('*.mcap')
+    assert path.stat().st_size > 2**20  # what was written before stays

@@ -8,7 +8,9 @@ looked for every second of wall time, so one that appears later (a stack's /driv
 from then on. A message is stamped with the sim time it arrived at (/clock), as
 ``ros2 bag record --use-sim-time`` does.
 
-SIGINT and SIGTERM close the bag, and the summary (messages per topic, size) is logged. This
+SIGINT and SIGTERM close the bag, and the summary (messages per topic, size) is logged. A bag
+that cannot be written to (a full disk) stops the recorder, and with it the run, with one line
+naming the bag. This
 recorder takes what DDS delivers; it does not yet hold the lockstep back, so a recorder that
 falls behind a simulation running many times faster than real time can miss messages.
 """
@@ -79,8 +81,11 @@ class Recorder(Node):
 
     def destroy_node(self) -> None:
         if self.summary is None:
-            self.summary = self.bag.close()
-            self.get_logger().info(self.summary.text())
+            try:
+                self.summary = self.bag.close()
+                self.get_logger().info(self.summary.text())
+            except RecordingError as exc:
+                self.get_logger().error(str(exc))
         super().destroy_node()
 
 

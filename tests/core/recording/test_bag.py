@@ -154,3 +154,37 @@ def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: P
             read += isinstance(record, McapMessage)
     unflushed = 2**20 // 10_000 + 1  # at most one chunk of about 1 MiB was still being filled
     assert 2000 - unflushed <= read < 2000
+
+
+LIMITED_WRITER = '''
+import resource, signal, sys
+from pathlib import Path
+from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (5 * 2**20, 5 * 2**20))
+writer = BagWriter(Path(sys.argv[1]), lambda name: '')
+writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
+store = writer.typestore
+data = bytes(store.serialize_cdr(store.types['std_msgs/msg/String'](data='x' * 10000),
+                                 'std_msgs/msg/String'))
+try:
+    for step in range(2000):
+        writer.write('/s', step, data)
+except RecordingError as exc:
+    print(exc)
+'''
+
+
+def test_a_bag_that_cannot_grow_says_so_and_keeps_what_was_written(tmp_path: Path) -> None:
+    bag = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', LIMITED_WRITER, str(bag)], timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f'{bag}: cannot write to the bag (File too large); it holds '
+                                  f'what was written before'), done.stdout
+    (path,) = bag.glob('*.mcap')
+    read = 0
+    with path.open('rb') as stream, contextlib.suppress(EndOfFile):
+        for record in StreamReader(stream).records:
+            read += isinstance(record, McapMessage)
+    assert read > 400  # of the 5 MiB the file could take, in 10 kB messages

@@ -133,13 +133,24 @@ class BagWriter:
         return topic in self._connections
 
     def write(self, topic: str, timestamp_ns: int, data: bytes | memoryview) -> None:
-        """One serialised message of an added topic, received at ``timestamp_ns``."""
-        self._writer.write(self._connections[topic], timestamp_ns, data)
+        """One serialised message of an added topic, received at ``timestamp_ns``; a full
+        disk (or any write error) is a RecordingError, after which the bag holds what was
+        written before."""
+        try:
+            self._writer.write(self._connections[topic], timestamp_ns, data)
+        except OSError as exc:
+            msg = (f'{self.path}: cannot write to the bag ({exc.strerror or exc}); it holds '
+                   f'what was written before')
+            raise RecordingError(msg) from exc
         self.counts[topic] += 1
 
     def close(self) -> BagSummary:
         """Write the metadata and close; the summary of what the bag holds."""
-        self._writer.close()
+        try:
+            self._writer.close()
+        except OSError as exc:
+            msg = f'{self.path}: cannot close the bag ({exc.strerror or exc})'
+            raise RecordingError(msg) from exc
         size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
         return BagSummary(self.path, dict(self.counts), size)
 

@@ -54,3 +54,18 @@ def test_the_first_process_silent_past_the_timeout_is_named(tmp_path: Path) -> N
     key, seconds = heartbeat.first_silent(files, 20.0)
     assert key == 'ego_sensors' and 29.0 < seconds < 31.0
     assert heartbeat.first_silent(files, 40.0) is None  # a file never beaten is not judged
+
+
+def test_long_work_in_the_main_loop_beats_from_a_thread_and_only_while_it_lasts(
+        tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / 'backend'
+    monkeypatch.setenv(heartbeat.ENV, str(path))
+    heartbeat.start()
+    heartbeat.beat()
+    with heartbeat.beating():
+        time.sleep(4 * heartbeat.PERIOD_S)  # the loop held up, as by a compiling kernel
+        silence = heartbeat.silence(path)
+        assert silence is not None and silence < 2 * heartbeat.PERIOD_S
+    time.sleep(4 * heartbeat.PERIOD_S)  # the work is done and the loop does not beat
+    silence = heartbeat.silence(path)
+    assert silence is not None and silence > 3 * heartbeat.PERIOD_S

@@ -11,8 +11,10 @@ stalest of them was touched (``silence``). Without the variable nothing is writt
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -63,6 +65,28 @@ def start() -> None:
 def beat() -> None:
     """A sign of life from the main loop (cheap: a clock read between touches)."""
     _process.beat()
+
+
+@contextmanager
+def beating() -> Iterator[None]:
+    """Beat from a thread while the main loop is held up by work known to be long (compiling
+    a backend's kernels for a new scene can take seconds in one C call). SIGSTOP still
+    silences the process, as it stops every thread; a caller that may hang for good inside
+    must have another watch on it (the bridge waits for a backend's Ready only
+    ``backend.startup_timeout_s``)."""
+    done = threading.Event()
+
+    def keep_beating() -> None:
+        while not done.wait(PERIOD_S / 2):
+            _process.beat()
+
+    thread = threading.Thread(target=keep_beating, name='heartbeat', daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def silence(path: Path) -> float | None:

@@ -52,6 +52,7 @@ RENDERERS: Mapping[str, Any] = {Lidar2DSpec.kind: Lidar2D, Lidar3DSpec.kind: Lid
                                 CameraSpec.kind: Camera}
 MAX_REQUEST_FRAMES = 64  # binary frames and all; InitialSettings, the largest, has 5
 MAX_ERROR_CHARS = 2000
+UPDATE_TOPIC = protocol.UPDATE.encode()
 
 
 class EmbeddedBackend:
@@ -360,8 +361,11 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
             if refusal is not None:
                 LOG.error('refused a request: %s', refusal)
                 reply = error_reply(0, 0, refusal)
-            else:
+            elif frames and frames[0].bytes == UPDATE_TOPIC:  # every frame: short
                 reply = _answer(backend, frames)
+            else:  # a scene to set up: seconds of compiling, with the loop held up
+                with heartbeat.beating():
+                    reply = _answer(backend, frames)
             socket.send_multipart(reply, copy=False)
     except KeyboardInterrupt:
         pass

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from arsim_core import protocol
+from arsim_core import heartbeat, protocol
 from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
@@ -66,12 +66,16 @@ class ProtocolRenderer:
         self.client = BackendClient(address, timeout_s)
 
     def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
-        ready = Ready.from_wire(self.client.request_body(settings, 0, 0,
-                                                         timeout_ms=int(timeout_s * 1000)))
+        # A backend sets a scene up for seconds; the wait is bounded by timeout_s, so beating
+        # meanwhile hides no hang.
+        with heartbeat.beating():
+            reply = self.client.request_body(settings, 0, 0, timeout_ms=int(timeout_s * 1000))
+        ready = Ready.from_wire(reply)
         return {'backend': ready.backend, 'track': ready.track}
 
     def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
-        self.client.request_body(world.track_request(), step, time_ns)
+        with heartbeat.beating():  # a new scene, as in start; bounded by the client's timeout
+            self.client.request_body(world.track_request(), step, time_ns)
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:

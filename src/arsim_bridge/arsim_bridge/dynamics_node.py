@@ -25,7 +25,7 @@ from arsim_bridge.common import (
     to_ns,
     to_time,
 )
-from arsim_core.dynamics import ModelDivergedError, Vehicle
+from arsim_core.dynamics import ModelDivergedError, Vehicle, ackermann_out_of_range
 from arsim_core.race import start_poses
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
@@ -98,22 +98,14 @@ class DynamicsNode(Node):
         d = msg.drive
         values = (d.speed, d.steering_angle, d.steering_angle_velocity, d.acceleration, d.jerk)
         problem = None if finite(*values) else 'non-finite value'
-        problem = problem or self._out_of_range(d.speed, d.steering_angle)
+        problem = problem or ackermann_out_of_range(self.vehicle.config.params, d.speed,
+                                                     d.steering_angle)
         if problem:
             self.get_logger().warn(f'ignoring drive command ({problem}): speed={d.speed} '
                                    f'steering_angle={d.steering_angle}',
                                    throttle_duration_sec=WARN_PERIOD_S)
             return
         self.vehicle.set_ackermann(*values)
-
-    def _out_of_range(self, speed: float, steering_angle: float) -> str | None:
-        """Why a command lies outside what the car can do, or None if it does not."""
-        p = self.vehicle.config.params
-        if not p.longitudinal.min_speed <= speed <= p.longitudinal.max_speed:
-            return f'speed outside [{p.longitudinal.min_speed}, {p.longitudinal.max_speed}] m/s'
-        if not p.steering.min_angle <= steering_angle <= p.steering.max_angle:
-            return f'steering_angle outside [{p.steering.min_angle}, {p.steering.max_angle}] rad'
-        return None
 
     def on_command(self, msg: CarCommand) -> None:
         ok = finite(msg.throttle, msg.brake, msg.steering) and 0.0 <= msg.throttle <= 1.0 \

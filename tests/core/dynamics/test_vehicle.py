@@ -13,6 +13,7 @@ from arsim_core.dynamics import (
     ModelDivergedError,
     Vehicle,
     VehicleConfig,
+    ackermann_out_of_range,
     load_vehicle_config,
     rk4_step,
 )
@@ -220,3 +221,18 @@ def test_config_is_exposed(f1tenth_profile: dict[str, Any]) -> None:
     car = make(f1tenth_profile)
     assert isinstance(car.config, VehicleConfig)
     assert car.config.params.body.mass == 3.74
+
+
+def test_a_command_at_the_limits_is_in_range_after_travelling_as_float32(
+        f1tenth_profile: dict[str, Any]) -> None:
+    """AckermannDrive carries float32: the steering limit 0.4189 arrives as 0.41890001."""
+    params = make(f1tenth_profile).config.params
+    limit, top = params.steering.max_angle, params.longitudinal.max_speed
+    assert float(np.float32(limit)) > limit  # the case that was refused
+    for steering in (limit, -limit, params.steering.min_angle):
+        assert ackermann_out_of_range(params, float(np.float32(top)),
+                                      float(np.float32(steering))) is None
+    assert 'steering_angle outside' in ackermann_out_of_range(params, 1.0, limit + 1e-4)
+    assert 'speed outside' in ackermann_out_of_range(params, top + 0.01, 0.0)
+    assert 'speed outside' in ackermann_out_of_range(params, params.longitudinal.min_speed - 1,
+                                                     0.0)

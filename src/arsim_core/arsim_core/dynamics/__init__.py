@@ -32,13 +32,14 @@ from .params import (
 from .registry import MODELS, resolve_model
 from .st import SingleTrack
 from .std import SingleTrackDrift
-from .vehicle import ModelDivergedError, Vehicle
+from .vehicle import ModelDivergedError, Vehicle, ackermann_out_of_range
 
 __all__ = [
     'F1TENTH', 'FOREIGN_KEYS', 'FULL_SCALE', 'INTEGRATORS', 'MODELS', 'NUMBA_ENABLED', 'PRESETS',
     'BodyParameters', 'CarParameters', 'ControllerGains', 'DrivetrainParameters',
     'KinematicSingleTrack', 'LongitudinalParameters', 'ModelDivergedError', 'PacejkaParameters',
     'SingleTrack', 'SingleTrackDrift', 'SpeedGains', 'SteeringGains', 'SteeringParameters',
-    'TyreParameters', 'Vehicle', 'VehicleConfig', 'VehicleModel', 'constraints', 'euler_step',
+    'TyreParameters', 'Vehicle', 'VehicleConfig', 'VehicleModel', 'ackermann_out_of_range',
+    'constraints', 'euler_step',
     'integrators', 'load_vehicle_config', 'load_vehicle_config_file', 'resolve_model', 'rk4_step',
 ]

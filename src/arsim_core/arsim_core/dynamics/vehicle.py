@@ -38,7 +38,7 @@ from .controllers import (
     initial_controller,
 )
 from .integrators import INTEGRATORS, METHOD_IDS
-from .params import pack
+from .params import CarParameters, pack
 from .stepping import MODEL_IDS, advance
 
 
@@ -56,6 +56,26 @@ def substeps(dt: float, rate_hz: float) -> tuple[int, float]:
         raise ValueError(f'dt must be >= 0, got {dt!r}')
     n = max(1, math.ceil(dt * rate_hz - 1e-9)) if dt > 0.0 else 0
     return n, dt / n if n else 0.0
+
+
+def ackermann_out_of_range(params: CarParameters, speed: float,
+                           steering_angle: float) -> str | None:
+    """Why an Ackermann command lies outside what the car can do, or None if it does not.
+
+    ``AckermannDrive`` carries float32: a command at a limit arrives as the limit rounded to
+    float32, which may lie just beyond it, so the limits are compared rounded alike."""
+    def rounded(value: float) -> float:
+        return float(np.float32(value))
+
+    lo, hi = rounded(params.longitudinal.min_speed), rounded(params.longitudinal.max_speed)
+    if not lo <= rounded(speed) <= hi:
+        return f'speed outside [{params.longitudinal.min_speed}, ' \
+               f'{params.longitudinal.max_speed}] m/s'
+    lo, hi = rounded(params.steering.min_angle), rounded(params.steering.max_angle)
+    if not lo <= rounded(steering_angle) <= hi:
+        return f'steering_angle outside [{params.steering.min_angle}, ' \
+               f'{params.steering.max_angle}] rad'
+    return None
 
 
 def _finite(name: str, value: float) -> float:

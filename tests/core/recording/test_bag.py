@@ -138,6 +138,8 @@ data = bytes(store.serialize_cdr(store.types['std_msgs/msg/String'](data='x' * 1
                                  'std_msgs/msg/String'))
 for step in range(2000):
     writer.write('/s', step, data)
+    if step % 100 == 0:
+        writer.checkpoint()  # as the recorder does every second
 os.kill(os.getpid(), signal.SIGKILL)
 '''
 
@@ -146,7 +148,6 @@ def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: P
     bag = tmp_path / 'run'
     done = subprocess.run([sys.executable, '-c', KILLED_WRITER, str(bag)], timeout=120)
     assert done.returncode == -signal.SIGKILL
-    assert not (bag / 'metadata.yaml').exists()  # only close writes it
     (path,) = bag.glob('*.mcap')
     read = 0
     with path.open('rb') as stream, contextlib.suppress(EndOfFile):
@@ -155,10 +156,37 @@ def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: P
     unflushed = 2**20 // 10_000 + 1  # at most one chunk of about 1 MiB was still being filled
     assert 2000 - unflushed <= read < 2000
 
+    # The last checkpoint's metadata (at the 1901st message) names the file and the topic.
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert info['relative_file_paths'] == [path.name] and info['message_count'] == 1901
+    (topic,) = info['topics_with_message_count']
+    assert topic['message_count'] == 1901
+    assert topic['topic_metadata']['name'] == '/s'
+    assert topic['topic_metadata']['type'] == 'std_msgs/msg/String'
+
+
+def test_a_checkpoint_writes_the_metadata_close_writes(tmp_path: Path,
+                                                       definition_of) -> None:
+    """The metadata of a bag that was never closed is the one closing it would write."""
+    bag = tmp_path / 'run'
+    writer = BagWriter(bag, definition_of, version=9, compress=True)
+    writer.add_topic('/tf_static', TF, TopicQos(transient_local=True, depth=1))
+    writer.add_topic('/race', RACE, TopicQos())
+    store = writer.typestore
+    data = bytes(store.serialize_cdr(store.types[TF](transforms=[]), TF))
+    for stamp in (5, 7, 9):
+        writer.write('/tf_static', stamp, data)
+    writer.checkpoint()
+    checkpointed = yaml.safe_load((bag / 'metadata.yaml').read_text())
+    writer.close()
+    closed = yaml.safe_load((bag / 'metadata.yaml').read_text())
+    assert checkpointed == closed
+
 
 LIMITED_WRITER = '''
 import resource, signal, sys
 from pathlib import Path
+
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails as on a full disk
 resource.setrlimit(resource.RLIMIT_FSIZE, (5 * 2**20, 5 * 2**20))

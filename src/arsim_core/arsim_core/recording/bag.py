@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import yaml
 from rosbags.interfaces import (
     Connection,
     Nodetype,
@@ -36,6 +37,7 @@ from rosbags.rosbag2 import (
     Writer,
     WriterError,
 )
+from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
@@ -109,7 +111,13 @@ class BagWriter:
         self.definition_of = definition_of
         self.typestore: Typestore = get_typestore(store or distro_store())
         self._connections: dict[str, Connection] = {}
+        self._qos: dict[str, list[Qos]] = {}
         self.counts: dict[str, int] = {}
+        self.storage = storage
+        self.version = version
+        self.compress = compress
+        self._first_ns: int | None = None
+        self._last_ns = 0
         try:
             self._writer = Writer(self.path, version=version,  # type: ignore[arg-type]
                                   storage_plugin=STORAGES[storage])
@@ -125,8 +133,9 @@ class BagWriter:
         if topic in self._connections:
             return
         self._register(msgtype)
+        self._qos[topic] = [qos.as_rosbags()]
         self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=[qos.as_rosbags()])
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=self._qos[topic])
         self.counts[topic] = 0
 
     def has_topic(self, topic: str) -> bool:
@@ -143,6 +152,47 @@ class BagWriter:
                    f'what was written before')
             raise RecordingError(msg) from exc
         self.counts[topic] += 1
+        if self._first_ns is None:
+            self._first_ns = timestamp_ns
+        self._last_ns = max(self._last_ns, timestamp_ns)
+
+    def checkpoint(self) -> None:
+        """Write ``metadata.yaml`` for what the bag holds so far, so that a bag whose recorder
+        is killed (SIGKILL, a power cut) still opens with ``ros2 bag`` and rosbags, its MCAP
+        file reading up to the last chunk written; ``close`` replaces it with the final one.
+        SQLite keeps nothing before closing, so its bags get none."""
+        if self.storage != 'mcap':
+            return
+        storage_file = f'{self.path.name}.mcap'
+        start = self._first_ns or 0
+        duration = max(0, self._last_ns - start)
+        count = sum(self.counts.values())
+        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
+        topics = [{'topic_metadata': {
+            'name': topic, 'type': connection.msgtype, 'serialization_format': 'cdr',
+            'offered_qos_profiles': dump_qos(self._qos[topic]),
+            'type_description_hash': connection.digest},
+            'message_count': self.counts[topic]}
+            for topic, connection in self._connections.items()]
+        information = {
+            'version': self.version, 'storage_identifier': 'mcap',
+            'relative_file_paths': [storage_file],
+            'duration': {'nanoseconds': duration},
+            'starting_time': {'nanoseconds_since_epoch': start},
+            'message_count': count, 'topics_with_message_count': topics,
+            'compression_format': 'zstd' if self.compress else '',
+            'compression_mode': 'message' if self.compress else '',
+            'files': [{'path': storage_file, 'starting_time': {'nanoseconds_since_epoch': start},
+                       'duration': {'nanoseconds': duration}, 'message_count': count}],
+            'custom_data': None, 'ros_distro': 'rosbags'}
+        staged = self.path / 'metadata.yaml.tmp'
+        try:
+            staged.write_text(yaml.safe_dump({'rosbag2_bagfile_information': information},
+                                             sort_keys=False))
+            staged.replace(self.path / 'metadata.yaml')
+        except OSError as exc:
+            msg = f'{self.path}: cannot write metadata.yaml ({exc.strerror or exc})'
+            raise RecordingError(msg) from exc
 
     def close(self) -> BagSummary:
         """Write the metadata and close; the summary of what the bag holds."""

@@ -19,7 +19,6 @@ import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.duration import Duration
-from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos, stopping
@@ -33,6 +32,7 @@ from arsim_bridge.common import (
     to_time,
 )
 from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
+from arsim_bridge.ledger import CountingNode
 from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
@@ -50,12 +50,14 @@ from arsim_core.engine.lockstep import PING_PERIOD_S
 from arsim_core.engine.pacing import Pacing
 from arsim_core.errors import ArsimError
 from arsim_core.messages import UpdateReply
+from arsim_core.recording.ledger import BRIDGE, STATUS_TOPIC
 from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
     CarCommand,
     CarRaceStatus,
     CarReset,
     RaceStatus,
+    RecordingStatus,
     SimEvent,
     TrackGeometry,
 )
@@ -72,7 +74,7 @@ RACE_PERIOD_S = 0.1  # /arsim/race at 10 Hz of sim time
 FINAL_ACK_S = 1.0  # how long the final results may take to reach their subscribers
 
 
-class Bridge(Node):
+class Bridge(CountingNode):
     """Everything the lockstep loop sends and waits for, on ROS and the fan-out socket."""
 
     def __init__(self) -> None:
@@ -84,6 +86,11 @@ class Bridge(Node):
         self.states: dict[str, tuple[int, CarState]] = {}
         self.executor_ = new_executor()
         topics = self.scenario.topic_map
+        self.start_counting(self.scenario, BRIDGE)
+        self.recording: RecordingStatus | None = None  # the recorder's last word, if it records
+        if self.scenario.recording.directory is not None:
+            self.create_subscription(RecordingStatus, STATUS_TOPIC, self.on_recording,
+                                     qos.LATCHED)
         self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
         self.event_pub = self.create_publisher(SimEvent, topics.event_topic, qos.STREAM)
         self.race_pub = self.create_publisher(RaceStatus, topics.race_topic, qos.LATCHED)
@@ -115,6 +122,7 @@ class Bridge(Node):
         self._race_due = 0
         self.view_feed: ViewFeed | None = None  # the web view's, when there is one
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
+        self.report_published(0)
 
     # --- ROS callbacks ----------------------------------------------------------------------
     def on_track(self, msg: TrackGeometry) -> None:
@@ -148,6 +156,9 @@ class Bridge(Node):
 
     def on_command(self, car: str, _msg: object) -> None:
         self.drivers.heard(car)
+
+    def on_recording(self, msg: RecordingStatus) -> None:
+        self.recording = msg
 
     # --- the Link the lockstep loop runs over -----------------------------------------------
     def publish_clock(self, time_ns: int) -> None:
@@ -191,6 +202,7 @@ class Bridge(Node):
         if self.engine is not None and time_ns >= self._race_due:
             self._race_due = time_ns + int(RACE_PERIOD_S * 1e9)
             self.publish_race(time_ns, final=False)
+        self.report_published(time_ns)
 
     def publish_race(self, time_ns: int, final: bool) -> None:
         assert self.engine is not None
@@ -205,6 +217,13 @@ class Bridge(Node):
     def republishers_ready(self) -> bool:
         wanted = {car_topic(car.name) for car in self.scenario.cars}
         return self._drain_subscriptions() >= wanted
+
+    def recording_ready(self) -> bool:
+        return self.recording is not None and self.recording.ready
+
+    def recorded_until(self) -> int | None:
+        return None if self.recording is None or not self.recording.ready \
+            else to_ns(self.recording.held_until)
 
     def _drain_subscriptions(self) -> set[bytes]:
         while self.fanout.poll(0):

@@ -11,7 +11,6 @@ from typing import Any
 
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import Pose, PoseStamped, PoseWithCovarianceStamped
-from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
@@ -25,14 +24,16 @@ from arsim_bridge.common import (
     to_ns,
     to_time,
 )
+from arsim_bridge.ledger import CountingNode
 from arsim_core.dynamics import ModelDivergedError, Vehicle, ackermann_out_of_range
 from arsim_core.race import start_poses
+from arsim_core.recording.ledger import dynamics_publisher
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
 WARN_PERIOD_S = 2.0
 
 
-class DynamicsNode(Node):
+class DynamicsNode(CountingNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('dynamics', **node_options)
         scenario = declare_scenario(self)
@@ -44,6 +45,7 @@ class DynamicsNode(Node):
         self.time_ns: int | None = None
         self.pending_reset: tuple[float, float, float, float] | None = None
 
+        self.start_counting(scenario, dynamics_publisher(self.car.name))
         self.state_pub = self.create_publisher(CarState, 'state', qos.STREAM)
         self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
         # Commands are subscribed before /clock: when both are waiting, the executor serves
@@ -57,6 +59,7 @@ class DynamicsNode(Node):
             self.create_subscription(pose_tool[0], pose_tool[1], self.on_pose_tool, qos.STREAM)
         self.create_subscription(TrackGeometry, 'track', self.on_track, qos.LATCHED)
         self.create_subscription(Clock, '/clock', self.on_clock, qos.CLOCK)
+        self.report_published(0)
 
     def on_track(self, msg: TrackGeometry) -> None:
         """Take the start pose from the track. On a switch at run time the bridge moves the
@@ -74,6 +77,7 @@ class DynamicsNode(Node):
             self._advance((now - self.time_ns) * 1e-9, now)
         self.time_ns = now
         self._publish_state(now)
+        self.report_published(now)
 
     def _advance(self, dt: float, now: int) -> None:
         """Integrate to ``now``, or apply a pending reset instead; events carry ``now``, the

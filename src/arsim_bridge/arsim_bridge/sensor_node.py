@@ -15,18 +15,19 @@ from typing import Any
 import zmq
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
-from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
 from arsim_bridge import dds, qos, stopping
 from arsim_bridge.common import declare_car, declare_scenario, run_node, set_pose_2d, to_time
 from arsim_bridge.fanout import car_topic, decode_car_frame
+from arsim_bridge.ledger import CountingNode
 from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import relative_pose
 from arsim_core.heartbeat import Heartbeat
 from arsim_core.messages import FanoutFrame
+from arsim_core.recording.ledger import sensors_publisher
 from arsim_core.sensors.kinematics import PlanarState, body_acceleration
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
@@ -36,7 +37,7 @@ dds.prefer_large_shared_memory()
 THREAD_STOP_S = 5.0  # the receive thread checks for a stop every 0.1 s between frames
 
 
-class SensorNode(Node):
+class SensorNode(CountingNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('sensors', **node_options)
         # destroy_node also runs for a node whose construction stopped half-way (a bad
@@ -51,6 +52,7 @@ class SensorNode(Node):
         self.odom_origin: tuple[float, float, float] | None = None
         self.previous: PlanarState | None = None
 
+        self.start_counting(scenario, sensors_publisher(name))
         self.odom_pubs = [self.create_publisher(Odometry, topic, qos.SENSOR)
                           for topic in ('odom', *self.names.odom_aliases)]
         self.tf_pub = self.create_publisher(TFMessage, '/tf', qos.TF)
@@ -74,6 +76,7 @@ class SensorNode(Node):
         transforms = [t for r in self.republishers for t in r.static_transforms()]
         if transforms:
             self.tf_static_pub.publish(TFMessage(transforms=transforms))
+        self.report_published(0)
 
         socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
         self._socket = socket
@@ -107,6 +110,7 @@ class SensorNode(Node):
         for republisher in self.republishers:
             republisher.publish(frame)
         self.previous = current
+        self.report_published(time_ns)
 
     def _accel(self, accel: tuple[float, ...] | None,
                current: PlanarState) -> tuple[float, float, float] | None:

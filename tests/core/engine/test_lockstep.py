@@ -8,6 +8,7 @@ had passed when the condition is not met yet.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -115,6 +116,9 @@ class InProcessLink:
         self.judgements: list[tuple[int, Judgement]] = []
         self.frames: list[Delivered] = []
         self.logs: list[tuple[str, str]] = []
+        self.recorder_ready = True
+        self.recorder_lag = 0  # frames the recorder trails what was fanned out
+        self.recorder_stalls_at: int | None = None  # the frame time it never gets past
         self._ok_calls = 0
 
     # --- the test's side ---------------------------------------------------------------------
@@ -178,6 +182,20 @@ class InProcessLink:
 
     def republishers_ready(self) -> bool:
         return True
+
+    def recording_ready(self) -> bool:
+        return self.recorder_ready
+
+    def recorded_until(self) -> int | None:
+        """The recorder holds what was fanned out up to ``recorder_lag`` frames ago."""
+        delivered = [f.time_ns for f in self.frames]
+        if len(delivered) <= self.recorder_lag:
+            return None if not delivered else 0
+        held = delivered[-1 - self.recorder_lag]
+        if self.recorder_stalls_at is not None:
+            held = min(held, self.recorder_stalls_at)
+        self.events.append(('recorded', held))
+        return held
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
                 reply: protocol.Message) -> None:
@@ -594,3 +612,47 @@ def test_a_paused_loop_publishes_no_clock_and_a_step_runs_exactly_one_frame(make
     paused_spins = [e for e in link.events if e[0] == 'spin' and e[1] == PAUSED_POLL_S]
     assert len(paused_spins) == 7 + 7, link.events
     assert pacing.status() == (False, 0.0, 0)
+
+
+# --- recording ---------------------------------------------------------------------------------
+def recorded(make_scenario, tmp_path, **simulation):
+    scenario = sim(make_scenario, **simulation)
+    return dataclasses.replace(scenario, recording=dataclasses.replace(
+        scenario.recording, directory=tmp_path / 'bag'))
+
+
+def test_a_recording_run_moves_clock_on_only_once_the_bag_holds_the_frame_before_last(
+        make_scenario, loop, tmp_path):
+    ticks = 6
+    lockstep, link = loop(recorded(make_scenario, tmp_path), ticks)
+    link.recorder_lag = 1  # the frame just fanned out is still on its way
+    lockstep.start()
+    lockstep.run()
+    period = lockstep.engine.period_ns
+    assert link.clocks == [k * period for k in range(ticks + 2)]
+    # before /clock moves on to k+1, the bag holds frame k-2 (the frame before last)
+    order = [e for e in link.events if e[0] in ('clock', 'recorded')]
+    for k in range(3, ticks + 1):
+        held = order.index(('clock', (k + 1) * period)) - 1
+        assert order[held] == ('recorded', (k - 2) * period), order
+
+
+def test_a_recorder_that_falls_two_frames_behind_holds_the_clock_and_then_stops_the_run(
+        make_scenario, loop, tmp_path):
+    lockstep, link = loop(recorded(make_scenario, tmp_path), 20)
+    lockstep.start()
+    period = lockstep.engine.period_ns
+    link.recorder_stalls_at = 3 * period
+    with pytest.raises(ArsimError, match=r'the recording holds up to t=0.075 s after 0.1 s of '
+                                         r'wall time waiting for t=0.100 s'):
+        lockstep.run()
+    assert max(link.clocks) == 6 * period  # never two frames past what the bag holds
+
+
+def test_a_recording_run_waits_for_the_recorder_before_the_first_frame(make_scenario, loop,
+                                                                       tmp_path):
+    lockstep, link = loop(recorded(make_scenario, tmp_path), 3)
+    link.recorder_ready = False
+    with pytest.raises(ArsimError, match='the recorder was not ready to record'):
+        lockstep.start()
+    assert link.clocks == [0]

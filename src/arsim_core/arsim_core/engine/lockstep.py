@@ -25,6 +25,10 @@ STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
 HOLD_RESEND_S = 1.0  # while held at t=0, the t=0 sensor data goes out again this often
 PAUSED_POLL_S = 0.05  # while paused, how often the loop looks whether it may go on
+# Frames the recording may trail the fan-out by: the recorder writes one frame while the next is
+# rendered, as the backend renders while the loop fans out. Too few to fill any queue on the
+# way (the shallowest, sensor data, keeps 5), and the recorder's counts prove nothing was lost.
+RECORDING_LAG_FRAMES = 1
 
 
 @dataclass
@@ -86,6 +90,15 @@ class Link(Protocol):
 
     def republishers_ready(self) -> bool: ...
 
+    def recording_ready(self) -> bool:
+        """Whether the recorder of a run that records is ready for the first frame."""
+        ...
+
+    def recorded_until(self) -> int | None:
+        """The sim time [ns] up to which the recording holds everything the simulation
+        published (``arsim_core.recording.ledger``), or None before the first frame."""
+        ...
+
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
                 reply: protocol.Message) -> None:
         """Fan a rendered frame and the states it shows out to the sensor republishers."""
@@ -115,6 +128,7 @@ class Lockstep:
         self.scenario = engine.scenario
         self.pacing = pacing or Pacing(self.scenario.real_time_factor)
         self.names = engine.names
+        self.recording = self.scenario.recording.directory is not None
         self.step = 1
         self.in_flight: InFlight | None = None
         self._track: TrackWorld | None = None
@@ -143,6 +157,9 @@ class Lockstep:
             raise ArsimError(msg)
         if not link.spin_until(link.republishers_ready, startup):
             msg = f'sensor republisher(s) did not connect to {self.scenario.backend.frames_address}'
+            raise ArsimError(msg)
+        if self.recording and not link.spin_until(link.recording_ready, startup):
+            msg = f'the recorder was not ready to record within {startup} s'
             raise ArsimError(msg)
         link.log('info', f'{len(self.names)} car(s) ready; stepping at '
                          f'{self.scenario.frame_rate_hz} Hz, real-time factor '
@@ -205,6 +222,9 @@ class Lockstep:
         self._request_render(step, now, states)
         if rendered is not None:
             self._deliver(*rendered)
+        recorded_by_now = now - (1 + RECORDING_LAG_FRAMES) * period
+        if self.recording and recorded_by_now >= 0:
+            self._await_recording(recorded_by_now)
         link.publish_clock(now + period)
         self._report(now)
         self.step += 1
@@ -232,6 +252,23 @@ class Lockstep:
             raise ArsimError(msg)
         self.link.log('warn', f'dynamics of {late} late at t={now / 1e9:.3f} s; reusing their '
                               f'last state', 2.0)
+
+    def _await_recording(self, time_ns: int) -> None:
+        """Wait until the bag holds every message up to frame ``time_ns``, so /clock never
+        runs ahead of the recording and nothing is lost at any speed. A recorder that stays
+        behind for ``backend.timeout_s`` stops the run rather than the bag missing messages."""
+        def held() -> bool:
+            until = self.link.recorded_until()
+            return until is not None and until >= time_ns
+
+        timeout = self.scenario.backend.timeout_s
+        if not self.link.spin_until(held, timeout):
+            until = self.link.recorded_until()
+            holds = 'nothing yet' if until is None else f'up to t={until / 1e9:.3f} s'
+            msg = (f'the recording holds {holds} after {timeout} s of wall time waiting for '
+                   f't={time_ns / 1e9:.3f} s (backend.timeout_s); the recorder names what it '
+                   f'misses; stopping the simulation')
+            raise ArsimError(msg)
 
     def _dynamics_node(self, car: str) -> str:
         spec = self.scenario.car(car)

@@ -20,6 +20,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+
+try:  # libyaml's dumper where PyYAML was built with it: a checkpoint a second stays cheap
+    from yaml import CSafeDumper as SafeDumper
+except ImportError:  # pragma: no cover
+    from yaml import SafeDumper  # type: ignore[assignment]
 from rosbags.interfaces import (
     Connection,
     Nodetype,
@@ -111,7 +116,7 @@ class BagWriter:
         self.definition_of = definition_of
         self.typestore: Typestore = get_typestore(store or distro_store())
         self._connections: dict[str, Connection] = {}
-        self._qos: dict[str, list[Qos]] = {}
+        self._qos: dict[str, Any] = {}  # topic -> its offered QoS as the metadata holds it
         self.counts: dict[str, int] = {}
         self.storage = storage
         self.version = version
@@ -133,9 +138,10 @@ class BagWriter:
         if topic in self._connections:
             return
         self._register(msgtype)
-        self._qos[topic] = [qos.as_rosbags()]
+        offered = [qos.as_rosbags()]
+        self._qos[topic] = (dump_qos_v9 if self.version >= 9 else dump_qos_v8)(offered)
         self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=self._qos[topic])
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=offered)
         self.counts[topic] = 0
 
     def has_topic(self, topic: str) -> bool:
@@ -167,10 +173,9 @@ class BagWriter:
         start = self._first_ns or 0
         duration = max(0, self._last_ns - start)
         count = sum(self.counts.values())
-        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
         topics = [{'topic_metadata': {
             'name': topic, 'type': connection.msgtype, 'serialization_format': 'cdr',
-            'offered_qos_profiles': dump_qos(self._qos[topic]),
+            'offered_qos_profiles': self._qos[topic],
             'type_description_hash': connection.digest},
             'message_count': self.counts[topic]}
             for topic, connection in self._connections.items()]
@@ -187,8 +192,8 @@ class BagWriter:
             'custom_data': None, 'ros_distro': 'rosbags'}
         staged = self.path / 'metadata.yaml.tmp'
         try:
-            staged.write_text(yaml.safe_dump({'rosbag2_bagfile_information': information},
-                                             sort_keys=False))
+            staged.write_text(yaml.dump({'rosbag2_bagfile_information': information},
+                                        Dumper=SafeDumper, sort_keys=False))
             staged.replace(self.path / 'metadata.yaml')
         except OSError as exc:
             msg = f'{self.path}: cannot write metadata.yaml ({exc.strerror or exc})'

@@ -1,0 +1,1 @@
+"""Datasets from recorded bags: labelled camera frames, exported in common formats."""

@@ -1,0 +1,39 @@
+"""``arsim-dataset``: labelled datasets from recorded bags (docs/datasets.md). Errors print one
+line and exit with status 1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from arsim_core.dataset.export import FORMATS, export
+from arsim_core.errors import ArsimError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='arsim-dataset', description=__doc__)
+    commands = parser.add_subparsers(dest='command', required=True)
+    out = commands.add_parser('export', help='labelled camera frames of a bag, as YOLO or COCO')
+    out.add_argument('bag', type=Path, help='a bag recorded with record:=DIR')
+    out.add_argument('out', type=Path, help='a new folder for the dataset')
+    out.add_argument('--format', choices=FORMATS, default='yolo')
+    out.add_argument('--camera', help='only this camera (its topic, e.g. /camera)')
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``arsim-dataset``."""
+    args = build_parser().parse_args(argv)
+    try:
+        count = export(args.bag, args.out, args.format, args.camera)
+    except ArsimError as exc:
+        print(f'arsim-dataset: error: {exc}', file=sys.stderr)
+        return 1
+    print(f'wrote {count} labelled frames to {args.out} ({args.format})')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""``arsim-dataset export``: a run recorded on a track with cones becomes a labelled dataset
+that the COCO and YOLO readers of other projects load, with labels on the objects' pixels."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import pytest
+import yaml
+from globox import AnnotationSet
+from pycocotools.coco import COCO
+from simharness import installed_resources
+
+CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.15], 'rate_hz': 10.0, 'width': 320,
+          'height': 240, 'fov_rad': 1.6, 'outputs': ['rgb', 'semantic', 'depth']}
+
+
+def coned_track(folder: Path) -> Path:
+    """arsim_ring with Formula Student cones along its edges, as a mesh track."""
+    folder.mkdir()
+    resources = installed_resources()
+    subprocess.run([sys.executable, '-m', 'arsim_core.track.cli', 'convert',
+                    str(resources / 'maps' / 'arsim_ring'), str(folder / 'track.glb'),
+                    '--cones'], check=True, capture_output=True)
+    (folder / 'centerline.csv').write_bytes(
+        (resources / 'maps' / 'arsim_ring' / 'centerline.csv').read_bytes())
+    (folder / 'track.yaml').write_text(yaml.safe_dump({
+        'name': 'ring_cones', 'format': 'mesh', 'file': 'track.glb',
+        'centerline': 'centerline.csv', 'start': {'index': 20}}))
+    return folder
+
+
+def export(bag: Path, out: Path, fmt: str) -> None:
+    done = subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'export', str(bag),
+                           str(out), '--format', fmt], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f'labelled frames to {out}' in done.stdout
+
+
+# pycocotools' mask decoding predates NumPy 2's copy keyword.
+@pytest.mark.filterwarnings('ignore::DeprecationWarning')
+def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
+        simulation, tmp_path: Path) -> None:
+    profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
+                             .read_text())
+    profile['Sensors']['camera'] = CAMERA
+    (tmp_path / 'car.yaml').write_text(yaml.safe_dump(profile, sort_keys=False))
+    bag = tmp_path / 'bag'
+    sim = simulation(settings={
+        'cars': [{'name': 'ego', 'profile': str(tmp_path / 'car.yaml')}],
+        'track': {'name': str(coned_track(tmp_path / 'track'))},
+        'recording': {'directory': str(bag), 'topic_regex': '/camera/.*'}})
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    time.sleep(3.0)
+    os.kill(sim.process.pid, signal.SIGTERM)
+    assert sim.process.wait(30) == 0, sim.log
+
+    export(bag, tmp_path / 'coco', 'coco')
+    coco = COCO(str(tmp_path / 'coco' / 'annotations.json'))
+    names = {c['id']: c['name'] for c in coco.loadCats(coco.getCatIds())}
+    assert len(coco.getImgIds()) >= 5
+    annotations = coco.loadAnns(coco.getAnnIds())
+    assert {names[a['category_id']] for a in annotations} >= {'blue_cone', 'yellow_cone'}
+    # Each label lies on its object's pixels: cones blue or yellow in the exported image.
+    checked = 0
+    for annotation in annotations:
+        if annotation['area'] < 30:
+            continue
+        info = coco.loadImgs(annotation['image_id'])[0]
+        rgb = cv2.imread(str(tmp_path / 'coco' / 'images' / info['file_name']))[..., ::-1]
+        mask = coco.annToMask(annotation).astype(bool)
+        x, y, w, h = annotation['bbox']
+        assert mask[:, :x].sum() == mask[:, x + w + 1:].sum() == 0  # the outline in its box
+        assert mask[:y, :].sum() == mask[y + h + 1:, :].sum() == 0
+        red, green, blue = rgb[mask].astype(float).mean(axis=0)
+        if names[annotation['category_id']] == 'blue_cone':
+            assert blue > red and blue > green, (red, green, blue)
+        elif names[annotation['category_id']] == 'yellow_cone':
+            assert red > blue and green > blue, (red, green, blue)
+        checked += 1
+    assert checked >= 5
+
+    export(bag, tmp_path / 'yolo', 'yolo')
+    data = yaml.safe_load((tmp_path / 'yolo' / 'data.yaml').read_text())
+    yolo = AnnotationSet.from_yolo_v5(tmp_path / 'yolo' / 'labels',
+                                      image_folder=tmp_path / 'yolo' / 'images',
+                                      image_extension='.png')
+    assert len(yolo) == len(coco.getImgIds())
+    labels = [data['names'][int(box.label)] for image in yolo for box in image.boxes]
+    assert sorted(labels) == sorted(names[a['category_id']] for a in annotations)

@@ -14,6 +14,8 @@ import cv2
 import pytest
 import yaml
 from globox import AnnotationSet
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
 from pycocotools.coco import COCO
 from simharness import installed_resources
 
@@ -86,6 +88,21 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
             assert red > blue and green > blue, (red, green, blue)
         checked += 1
     assert checked >= 5
+
+    # The live ground truth, recorded from /camera/detections, says what the export says.
+    live = {}
+    with next(bag.glob('*.mcap')).open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        for _, _, _, msg in reader.iter_decoded_messages(topics=['/camera/detections']):
+            stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+            live[stamp] = sorted(
+                (d.results[0].hypothesis.class_id, round(d.bbox.center.position.x - d.bbox.size_x
+                                                         / 2), round(d.bbox.size_x))
+                for d in msg.detections)
+    for info in coco.loadImgs(coco.getImgIds()):
+        exported = sorted((names[a['category_id']], a['bbox'][0], a['bbox'][2])
+                          for a in coco.loadAnns(coco.getAnnIds(imgIds=[info['id']])))
+        assert live[info['stamp_ns']] == exported, info['file_name']
 
     export(bag, tmp_path / 'yolo', 'yolo')
     data = yaml.safe_load((tmp_path / 'yolo' / 'data.yaml').read_text())

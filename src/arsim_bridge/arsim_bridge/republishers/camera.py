@@ -5,6 +5,9 @@ y down), and the class legend latched as JSON.
 Topics, under the camera's topic ``<topic>``: ``<topic>/image_raw`` + ``<topic>/camera_info``,
 ``<topic>/depth/image_raw`` + ``<topic>/depth/camera_info``, ``<topic>/semantic/image_raw`` +
 ``<topic>/semantic/camera_info``, and ``<topic>/legend`` (std_msgs/String, transient local).
+A camera with the semantic output also publishes its 2D ground truth on ``<topic>/detections``
+(vision_msgs/Detection2DArray): a box per object seen, from the semantic image's own pixels
+(``arsim_core.sensors.ground_truth``), the class as FSOCO names it, score 1.
 """
 
 from __future__ import annotations
@@ -14,6 +17,12 @@ from typing import Any
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import String
+from vision_msgs.msg import (
+    Detection2D,
+    Detection2DArray,
+    ObjectHypothesis,
+    ObjectHypothesisWithPose,
+)
 
 from arsim_bridge import qos
 from arsim_bridge.common import to_time
@@ -25,6 +34,7 @@ from arsim_bridge.republishers.base import (
     static_transform,
 )
 from arsim_core.config.sensors import CameraSpec, Mount
+from arsim_core.sensors.ground_truth import Box2D, boxes
 from arsim_core.sensors.labels import legend_json
 from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
 
@@ -66,9 +76,12 @@ class CameraRepublisher:
             self.infos[output] = (node.create_publisher(
                 CameraInfo, f'{ctx.topic}{below}/camera_info', qos.SENSOR),
                 camera_info(spec, self.optical_frame))
+        self.detections = None
         if 'semantic' in spec.outputs:
             self.legend = node.create_publisher(String, f'{ctx.topic}/legend', qos.LATCHED)
             self.legend.publish(String(data=legend_json()))
+            self.detections = node.create_publisher(Detection2DArray, f'{ctx.topic}/detections',
+                                                    qos.SENSOR)
 
     def static_transforms(self) -> list:
         optical = static_transform(self.ctx.frame, self.optical_frame, Mount(0, 0, 0,
@@ -88,3 +101,24 @@ class CameraRepublisher:
             info_publisher, info = self.infos[output]
             info.header.stamp = stamp
             info_publisher.publish(info)
+        semantic = frame.array(car, name, '/semantic')
+        if self.detections is not None and semantic is not None:
+            depth = frame.array(car, name, '/depth')
+            found, _ = boxes(np.asarray(semantic), None if depth is None else np.asarray(depth))
+            self.detections.publish(detections(
+                found, to_time(frame.stamp_ns(car, f'{name}/semantic')), self.optical_frame))
+
+
+def detections(found: list[Box2D], stamp: Any, frame: str) -> Detection2DArray:
+    """The ground-truth boxes of one image as vision_msgs detections (id: the instance)."""
+    array = Detection2DArray()
+    array.header.stamp, array.header.frame_id = stamp, frame
+    for index, box in enumerate(found, start=1):
+        detection = Detection2D(id=str(index))
+        detection.header = array.header
+        detection.bbox.center.position.x, detection.bbox.center.position.y = box.center()
+        detection.bbox.size_x, detection.bbox.size_y = float(box.width), float(box.height)
+        detection.results = [ObjectHypothesisWithPose(
+            hypothesis=ObjectHypothesis(class_id=box.name, score=1.0))]
+        array.detections.append(detection)
+    return array

@@ -58,27 +58,41 @@ def boxes(semantic: NDArray[np.uint8], depth: NDArray[np.float32] | None = None,
     height, width = semantic.shape
     found: list[Box2D] = []
     instances = np.zeros((height, width), np.int32)
+    edges = None if depth is None else _depth_edges(depth)
     for label in CLASSES:
-        mask = semantic == label
-        if depth is not None:
-            mask &= ~_depth_edges(depth)
-        count, regions, stats, _ = cv2.connectedComponentsWithStats(
+        of_class = semantic == label
+        rows_with, cols_with = np.flatnonzero(of_class.any(axis=1)), \
+            np.flatnonzero(of_class.any(axis=0))
+        if not len(rows_with):
+            continue
+        # Labelling costs by image area: only the part the class shows in is labelled.
+        top, left = int(rows_with[0]), int(cols_with[0])
+        seen = (slice(top, int(rows_with[-1]) + 1), slice(left, int(cols_with[-1]) + 1))
+        mask = of_class[seen] if edges is None else of_class[seen] & ~edges[seen]
+        count, labelled, stats, _ = cv2.connectedComponentsWithStats(
             mask.astype(np.uint8), connectivity=4)
+        regions = np.zeros((height, width), np.int32)
+        regions[seen] = labelled
         for region in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[region])
+            x, y = x + left, y + top
             if area < min_pixels:
                 continue
-            pixels = regions == region
+            # Work in the region's box and two pixels around it: room to grow by one pixel,
+            # and for what borders it then.
+            rows = slice(max(y - 2, 0), min(y + h + 2, height))
+            cols = slice(max(x - 2, 0), min(x + w + 2, width))
+            pixels = regions[rows, cols] == region
             if depth is not None:  # give back the edge pixels that border this region only
-                pixels = _grow(pixels, semantic == label, instances == 0)
+                pixels |= _dilated(pixels) & of_class[rows, cols] & (instances[rows, cols] == 0)
                 ys, xs = np.nonzero(pixels)
-                x, y = int(xs.min()), int(ys.min())
-                w, h = int(xs.max()) - x + 1, int(ys.max()) - y + 1
+                y, x = rows.start + int(ys.min()), cols.start + int(xs.min())
+                h, w = int(ys.max()) - int(ys.min()) + 1, int(xs.max()) - int(xs.min()) + 1
                 area = int(pixels.sum())
-            instances[pixels] = len(found) + 1
+            instances[rows, cols][pixels] = len(found) + 1
             truncated = x == 0 or y == 0 or x + w == width or y + h == height
-            found.append(Box2D(label, x, y, w, h, area, truncated,
-                               _occluded(pixels, semantic, depth)))
+            found.append(Box2D(label, x, y, w, h, area, truncated, _occluded(
+                pixels, semantic[rows, cols], None if depth is None else depth[rows, cols])))
     return found, instances
 
 
@@ -90,17 +104,14 @@ def _depth_edges(depth: NDArray[np.float32]) -> NDArray[np.bool_]:
     return edges
 
 
-def _grow(pixels: NDArray[np.bool_], same_class: NDArray[np.bool_],
-          free: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """``pixels`` with the neighbouring pixels of its class that no region took."""
-    grown = cv2.dilate(pixels.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-    return pixels | (grown & same_class & free)
+def _dilated(pixels: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """``pixels`` and their 8 neighbours."""
+    return cv2.dilate(pixels.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 
 def _occluded(pixels: NDArray[np.bool_], semantic: NDArray[np.uint8],
               depth: NDArray[np.float32] | None) -> bool:
-    ring = cv2.dilate(pixels.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-    ring &= ~pixels
+    ring = _dilated(pixels) & ~pixels
     bordering = ring & np.isin(semantic, list(OBJECTS))
     if depth is None:
         return bool(bordering.any())

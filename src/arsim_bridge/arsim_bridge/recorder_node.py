@@ -66,8 +66,12 @@ class Recorder(Node):
             msg = 'recorder: the scenario names no recording.directory'
             raise ArsimError(msg)
         self.selection = recording.selection
-        self.bag = BagWriter(recording.directory, message_text, storage=recording.storage,
-                             version=recording.bag_version, compress=recording.compress)
+        size, duration = recording.max_bag_size_mib, recording.max_bag_duration_s
+        self.bag = BagWriter(
+            recording.directory, message_text, storage=recording.storage,
+            version=recording.bag_version, compress=recording.compress,
+            max_size_bytes=None if size is None else int(size * 2**20),
+            max_duration_ns=None if duration is None else int(duration * 1e9))
         self.summary: BagSummary | None = None
         self.skipped: set[str] = set()  # topics that cannot be recorded, named once
         self._raw_subscriptions: dict[str, Any] = {}  # topic -> its raw subscription

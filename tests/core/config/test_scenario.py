@@ -175,9 +175,11 @@ def test_recording_is_off_by_default_and_relative_to_the_settings_file(
     assert load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).recording.directory is None
     recording = load_scenario(settings(recording={
         'directory': 'bags/run1', 'topics': ['/scan'], 'topic_regex': '/tf.*',
-        'storage': 'sqlite3', 'compression': 'zstd'}), repo_root).recording
+        'storage': 'sqlite3', 'compression': 'zstd', 'max_bag_duration_s': 30}),
+        repo_root).recording
     assert recording.directory == tmp_path / 'bags' / 'run1'
     assert (recording.storage, recording.compress, recording.bag_version) == ('sqlite3', True, 8)
+    assert (recording.max_bag_size_mib, recording.max_bag_duration_s) == (None, 30.0)
     wanted = recording.selection
     assert [wanted.wants(t) for t in ('/scan', '/tf', '/tf_static', '/odom')] == \
         [True, True, True, False]
@@ -190,6 +192,8 @@ def test_recording_is_off_by_default_and_relative_to_the_settings_file(
     ({'directory': 'run', 'bag_version': 7}, r'recording.bag_version: expected one of \[8, 9\]'),
     ({'directory': 'run', 'storage': 'bag'}, 'recording.storage: expected one of'),
     ({'directory': 'run', 'split_mib': 100}, 'recording.split_mib: unknown key'),
+    ({'directory': 'run', 'max_bag_size_mib': 0}, 'recording.max_bag_size_mib: expected a '
+                                                  'number > 0'),
 ])
 def test_bad_recording_settings_are_refused_before_anything_starts(
         settings, repo_root: Path, recording: dict, message: str) -> None:

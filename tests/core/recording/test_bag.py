@@ -17,6 +17,8 @@ from mcap.reader import make_reader
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
 
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
 
@@ -148,39 +150,79 @@ def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: P
     bag = tmp_path / 'run'
     done = subprocess.run([sys.executable, '-c', KILLED_WRITER, str(bag)], timeout=120)
     assert done.returncode == -signal.SIGKILL
-    (path,) = bag.glob('*.mcap')
+    # The last checkpoint's metadata (at the 1901st message) names the file being written.
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    (name,) = info['relative_file_paths']
+    assert name == '.run_0/.run_0.mcap' and info['message_count'] == 1901
+    (topic,) = info['topics_with_message_count']
+    assert topic['message_count'] == 1901
+    assert topic['topic_metadata']['name'] == '/s'
+    assert topic['topic_metadata']['type'] == 'std_msgs/msg/String'
     read = 0
-    with path.open('rb') as stream, contextlib.suppress(EndOfFile):
+    with (bag / name).open('rb') as stream, contextlib.suppress(EndOfFile):
         for record in StreamReader(stream).records:
             read += isinstance(record, McapMessage)
     unflushed = 2**20 // 10_000 + 1  # at most one chunk of about 1 MiB was still being filled
     assert 2000 - unflushed <= read < 2000
 
-    # The last checkpoint's metadata (at the 1901st message) names the file and the topic.
-    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
-    assert info['relative_file_paths'] == [path.name] and info['message_count'] == 1901
-    (topic,) = info['topics_with_message_count']
-    assert topic['message_count'] == 1901
-    assert topic['topic_metadata']['name'] == '/s'
-    assert topic['topic_metadata']['type'] == 'std_msgs/msg/String'
+
+def read_all(bag: Path) -> list[tuple[str, int, float]]:
+    """(topic, time, x of the first transform) of every message, read by rosbags' own reader
+    from the metadata and files as written."""
+    with Reader(bag) as reader:
+        return [(connection.topic, time, reader_x(reader, connection, data))
+                for connection, time, data in reader.messages()]
 
 
-def test_a_checkpoint_writes_the_metadata_close_writes(tmp_path: Path,
-                                                       definition_of) -> None:
-    """The metadata of a bag that was never closed is the one closing it would write."""
+def reader_x(reader: Reader, connection, data: bytes) -> float:
+    store = get_typestore(Stores.ROS2_KILTED)
+    return store.deserialize_cdr(data, connection.msgtype).transforms[0].transform.translation.x
+
+
+def test_a_checkpoint_writes_the_metadata_close_writes_but_for_the_files_place(
+        tmp_path: Path, definition_of) -> None:
     bag = tmp_path / 'run'
     writer = BagWriter(bag, definition_of, version=9, compress=True)
     writer.add_topic('/tf_static', TF, TopicQos(transient_local=True, depth=1))
     writer.add_topic('/race', RACE, TopicQos())
-    store = writer.typestore
-    data = bytes(store.serialize_cdr(store.types[TF](transforms=[]), TF))
     for stamp in (5, 7, 9):
-        writer.write('/tf_static', stamp, data)
+        writer.write('/tf_static', stamp, tf_message(writer, float(stamp)))
     writer.checkpoint()
     checkpointed = yaml.safe_load((bag / 'metadata.yaml').read_text())
     writer.close()
     closed = yaml.safe_load((bag / 'metadata.yaml').read_text())
+    moved = checkpointed['rosbag2_bagfile_information']
+    moved['relative_file_paths'] = [moved['files'][0]['path']] = ['run_0.mcap']
+    moved['files'][0]['path'] = 'run_0.mcap'
     assert checkpointed == closed
+    assert sorted(p.name for p in bag.iterdir()) == ['metadata.yaml', 'run_0.mcap']
+    assert read_all(bag) == [('/tf_static', 5, 5.0), ('/tf_static', 7, 7.0), ('/tf_static', 9, 9.0)]
+
+
+@pytest.mark.parametrize(('split', 'per_file'), [
+    ({'max_duration_ns': 1_000_000_000}, [40, 40, 20]),  # 25 ms apart: 40 a second
+    ({'max_size_bytes': 10}, [10] * 10),  # in messages here: 10 a file
+])
+def test_a_split_bag_lists_its_files_in_order_and_reads_whole(tmp_path: Path, definition_of,
+                                                              split: dict,
+                                                              per_file: list[int]) -> None:
+    bag = tmp_path / 'run'
+    if 'max_size_bytes' in split:
+        sizer = BagWriter(tmp_path / 'sizing', definition_of)
+        size = len(tf_message(sizer, 0.0))
+        sizer.close()
+        split = {'max_size_bytes': split['max_size_bytes'] * size}
+    writer = BagWriter(bag, definition_of, **split)
+    writer.add_topic('/tf', TF, TopicQos())
+    for step in range(100):
+        writer.write('/tf', step * 25_000_000, tf_message(writer, float(step)))
+    writer.close()
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    names = [f'run_{index}.mcap' for index in range(len(per_file))]
+    assert info['relative_file_paths'] == names
+    assert [f['message_count'] for f in info['files']] == per_file
+    assert sorted(p.name for p in bag.iterdir()) == sorted([*names, 'metadata.yaml'])
+    assert read_all(bag) == [('/tf', step * 25_000_000, float(step)) for step in range(100)]
 
 
 LIMITED_WRITER = '''
@@ -210,7 +252,7 @@ def test_a_bag_that_cannot_grow_says_so_and_keeps_what_was_written(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f'{bag}: cannot write to the bag (File too large); it holds '
                                   f'what was written before'), done.stdout
-    (path,) = bag.glob('*.mcap')
+    (path,) = bag.glob('.run_0/*.mcap')  # never completed: still where it was written
     read = 0
     with path.open('rb') as stream, contextlib.suppress(EndOfFile):
         for record in StreamReader(stream).records:

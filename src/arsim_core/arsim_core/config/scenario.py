@@ -92,6 +92,8 @@ class RecordingSettings:
     storage: str  # mcap or sqlite3
     compress: bool  # zstd, per message
     bag_version: int
+    max_bag_size_mib: float | None = None  # a new storage file after this much data
+    max_bag_duration_s: float | None = None  # ... or after this much sim time
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,7 @@ def _recording(recording: Section) -> RecordingSettings:
     (``recording.settings.new_directory_problem``): once the recorder has made it, the other
     processes load these settings too."""
     recording.reject_unknown({'directory', 'topics', 'topic_regex', 'storage', 'compression',
-                              'bag_version'})
+                              'bag_version', 'max_bag_size_mib', 'max_bag_duration_s'})
     directory = None
     if recording.has('directory'):
         directory = Path(recording.string('directory')).expanduser()
@@ -279,7 +281,12 @@ def _recording(recording: Section) -> RecordingSettings:
         directory=directory, selection=TopicSelection(frozenset(topics), pattern),
         storage=recording.string('storage', 'mcap', choices=STORAGE_NAMES),
         compress=recording.string('compression', 'none', choices=('none', 'zstd')) == 'zstd',
-        bag_version=_bag_version(recording))
+        bag_version=_bag_version(recording),
+        max_bag_size_mib=recording.number('max_bag_size_mib', minimum=0.0, exclusive_minimum=True)
+        if recording.has('max_bag_size_mib') else None,
+        max_bag_duration_s=recording.number('max_bag_duration_s', minimum=0.0,
+                                            exclusive_minimum=True)
+        if recording.has('max_bag_duration_s') else None)
 
 
 def _bag_version(recording: Section) -> int:

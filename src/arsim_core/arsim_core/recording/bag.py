@@ -14,6 +14,7 @@ caller looks up (``definition_of``), so this module needs no ROS import.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,13 +98,43 @@ def distro_store(distro: str | None = None) -> Stores:
     return _STORES.get((distro or os.environ.get('ROS_DISTRO', '')).lower(), Stores.ROS2_KILTED)
 
 
+@dataclass
+class _Part:
+    """One storage file of a bag: its name in the bag's folder and what it holds."""
+
+    name: str
+    first_ns: int | None = None
+    last_ns: int = 0
+    count: int = 0
+    size: int = 0  # bytes of message data written to it
+
+    def add(self, timestamp_ns: int, size: int) -> None:
+        if self.first_ns is None:
+            self.first_ns = timestamp_ns
+        self.last_ns = max(self.last_ns, timestamp_ns)
+        self.count += 1
+        self.size += size
+
+    def entry(self) -> dict[str, Any]:
+        start = self.first_ns or 0
+        return {'path': self.name, 'starting_time': {'nanoseconds_since_epoch': start},
+                'duration': {'nanoseconds': max(0, self.last_ns - start)},
+                'message_count': self.count}
+
+
 class BagWriter:
     """One bag being written: ``add_topic`` once per topic, then ``write`` its messages, then
-    ``close``, which writes ``metadata.yaml``."""
+    ``close``, which writes ``metadata.yaml``.
+
+    The bag is split into storage files ``<name>_0.mcap``, ``<name>_1.mcap``, ... (as
+    ``ros2 bag record`` names them) when a file reaches ``max_size_bytes`` of messages or
+    spans ``max_duration_ns``; the file being written lives in ``.<name>_<k>/`` until it is
+    complete, and ``metadata.yaml`` lists them all."""
 
     def __init__(self, path: Path, definition_of: Callable[[str], str], *,
                  storage: str = 'mcap', version: int = 8, compress: bool = False,
-                 store: Stores | None = None) -> None:
+                 store: Stores | None = None, max_size_bytes: int | None = None,
+                 max_duration_ns: int | None = None) -> None:
         """``definition_of(msgtype)`` is the ``.msg`` text of a type rosbags' store lacks,
         e.g. ``'arsim_msgs/msg/RaceStatus'``."""
         if storage not in STORAGES:
@@ -115,42 +146,83 @@ class BagWriter:
         self.path = Path(path)
         self.definition_of = definition_of
         self.typestore: Typestore = get_typestore(store or distro_store())
-        self._connections: dict[str, Connection] = {}
-        self._qos: dict[str, Any] = {}  # topic -> its offered QoS as the metadata holds it
-        self.counts: dict[str, int] = {}
         self.storage = storage
         self.version = version
         self.compress = compress
-        self._first_ns: int | None = None
-        self._last_ns = 0
+        self.max_size_bytes = max_size_bytes
+        self.max_duration_ns = max_duration_ns
+        self._topics: dict[str, tuple[str, list[Qos]]] = {}  # topic -> type, offered QoS
+        self._connections: dict[str, Connection] = {}  # of the file being written
+        self.counts: dict[str, int] = {}
+        self._parts: list[_Part] = []
         try:
-            self._writer = Writer(self.path, version=version,  # type: ignore[arg-type]
-                                  storage_plugin=STORAGES[storage])
-            if compress:
-                self._writer.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
-            self._writer.open()
+            self.path.mkdir(parents=True)
+        except OSError as exc:
+            msg = f'{self.path}: cannot create the bag: {exc}'
+            raise RecordingError(msg) from exc
+        self._writer = self._open_part()
+
+    @property
+    def _suffix(self) -> str:
+        return '.mcap' if self.storage == 'mcap' else '.db3'
+
+    def _staging(self, part: _Part) -> Path:
+        """Where rosbags writes a file until it is complete."""
+        return self.path / f'.{Path(part.name).stem}'
+
+    def _open_part(self) -> Writer:
+        part = _Part(f'{self.path.name}_{len(self._parts)}{self._suffix}')
+        staging = self._staging(part)
+        try:
+            writer = Writer(staging, version=self.version,  # type: ignore[arg-type]
+                            storage_plugin=STORAGES[self.storage])
+            if self.compress:
+                writer.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
+            writer.open()
         except (WriterError, OSError) as exc:
             msg = f'{self.path}: cannot create the bag: {exc}'
+            raise RecordingError(msg) from exc
+        self._parts.append(part)
+        self._connections = {
+            topic: writer.add_connection(topic, msgtype, typestore=self.typestore,
+                                         offered_qos_profiles=offered)
+            for topic, (msgtype, offered) in self._topics.items()}
+        return writer
+
+    def _close_part(self) -> None:
+        """Close the file being written and move it into the bag's folder."""
+        part = self._parts[-1]
+        staging = self._staging(part)
+        try:
+            self._writer.close()
+            (staging / f'{staging.name}{self._suffix}').replace(self.path / part.name)
+            shutil.rmtree(staging)
+        except OSError as exc:
+            msg = f'{self.path}: cannot close {part.name} ({exc.strerror or exc})'
             raise RecordingError(msg) from exc
 
     def add_topic(self, topic: str, msgtype: str, qos: TopicQos) -> None:
         """Record ``topic`` of ``msgtype`` (``pkg/msg/Name``) from now on."""
-        if topic in self._connections:
+        if topic in self._topics:
             return
         self._register(msgtype)
-        offered = [qos.as_rosbags()]
-        self._qos[topic] = (dump_qos_v9 if self.version >= 9 else dump_qos_v8)(offered)
+        self._topics[topic] = (msgtype, [qos.as_rosbags()])
         self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=offered)
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=self._topics[topic][1])
         self.counts[topic] = 0
 
     def has_topic(self, topic: str) -> bool:
-        return topic in self._connections
+        return topic in self._topics
 
     def write(self, topic: str, timestamp_ns: int, data: bytes | memoryview) -> None:
         """One serialised message of an added topic, received at ``timestamp_ns``; a full
         disk (or any write error) is a RecordingError, after which the bag holds what was
         written before."""
+        part = self._parts[-1]
+        if part.count and self._full(part, timestamp_ns):
+            self._close_part()
+            self._writer = self._open_part()
+            part = self._parts[-1]
         try:
             self._writer.write(self._connections[topic], timestamp_ns, data)
         except OSError as exc:
@@ -158,38 +230,53 @@ class BagWriter:
                    f'what was written before')
             raise RecordingError(msg) from exc
         self.counts[topic] += 1
-        if self._first_ns is None:
-            self._first_ns = timestamp_ns
-        self._last_ns = max(self._last_ns, timestamp_ns)
+        part.add(timestamp_ns, len(data))
+
+    def _full(self, part: _Part, timestamp_ns: int) -> bool:
+        return (self.max_size_bytes is not None and part.size >= self.max_size_bytes) or (
+            self.max_duration_ns is not None and part.first_ns is not None
+            and timestamp_ns - part.first_ns >= self.max_duration_ns)
 
     def checkpoint(self) -> None:
         """Write ``metadata.yaml`` for what the bag holds so far, so that a bag whose recorder
-        is killed (SIGKILL, a power cut) still opens with ``ros2 bag`` and rosbags, its MCAP
-        file reading up to the last chunk written; ``close`` replaces it with the final one.
-        SQLite keeps nothing before closing, so its bags get none."""
-        if self.storage != 'mcap':
-            return
-        storage_file = f'{self.path.name}.mcap'
-        start = self._first_ns or 0
-        duration = max(0, self._last_ns - start)
-        count = sum(self.counts.values())
+        is killed (SIGKILL, a power cut) still opens with ``ros2 bag``, its MCAP files reading
+        up to the last chunk written; ``close`` replaces it with the final one. SQLite keeps
+        nothing before closing, so its bags get none."""
+        if self.storage == 'mcap':
+            staging = self._staging(self._parts[-1])
+            self._write_metadata(f'{staging.name}/{staging.name}{self._suffix}')
+
+    def close(self) -> BagSummary:
+        """Close the last file, write the metadata; the summary of what the bag holds."""
+        self._close_part()
+        self._write_metadata(self._parts[-1].name)
+        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        return BagSummary(self.path, dict(self.counts), size)
+
+    def _write_metadata(self, last_file: str) -> None:
+        """rosbag2's ``metadata.yaml``: every file (the last one at ``last_file``, relative to
+        the bag's folder), every topic with its count and offered QoS."""
+        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
+        files = [part.entry() for part in self._parts]
+        files[-1]['path'] = last_file
+        starts = [part.first_ns for part in self._parts if part.first_ns is not None]
+        start = min(starts, default=0)
+        end = max((part.last_ns for part in self._parts), default=0)
         topics = [{'topic_metadata': {
-            'name': topic, 'type': connection.msgtype, 'serialization_format': 'cdr',
-            'offered_qos_profiles': self._qos[topic],
-            'type_description_hash': connection.digest},
+            'name': topic, 'type': msgtype, 'serialization_format': 'cdr',
+            'offered_qos_profiles': dump_qos(offered),
+            'type_description_hash': self._connections[topic].digest},
             'message_count': self.counts[topic]}
-            for topic, connection in self._connections.items()]
+            for topic, (msgtype, offered) in self._topics.items()]
         information = {
-            'version': self.version, 'storage_identifier': 'mcap',
-            'relative_file_paths': [storage_file],
-            'duration': {'nanoseconds': duration},
+            'version': self.version, 'storage_identifier': self.storage,
+            'relative_file_paths': [entry['path'] for entry in files],
+            'duration': {'nanoseconds': max(0, end - start)},
             'starting_time': {'nanoseconds_since_epoch': start},
-            'message_count': count, 'topics_with_message_count': topics,
+            'message_count': sum(self.counts.values()), 'topics_with_message_count': topics,
             'compression_format': 'zstd' if self.compress else '',
             'compression_mode': 'message' if self.compress else '',
-            'files': [{'path': storage_file, 'starting_time': {'nanoseconds_since_epoch': start},
-                       'duration': {'nanoseconds': duration}, 'message_count': count}],
-            'custom_data': None, 'ros_distro': 'rosbags'}
+            'files': files, 'custom_data': None, 'ros_distro': 'rosbags'}
         staged = self.path / 'metadata.yaml.tmp'
         try:
             staged.write_text(yaml.dump({'rosbag2_bagfile_information': information},
@@ -198,16 +285,6 @@ class BagWriter:
         except OSError as exc:
             msg = f'{self.path}: cannot write metadata.yaml ({exc.strerror or exc})'
             raise RecordingError(msg) from exc
-
-    def close(self) -> BagSummary:
-        """Write the metadata and close; the summary of what the bag holds."""
-        try:
-            self._writer.close()
-        except OSError as exc:
-            msg = f'{self.path}: cannot close the bag ({exc.strerror or exc})'
-            raise RecordingError(msg) from exc
-        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
-        return BagSummary(self.path, dict(self.counts), size)
 
     def _register(self, msgtype: str) -> None:
         """Make ``msgtype`` and every type it nests known to the typestore."""

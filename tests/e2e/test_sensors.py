@@ -29,7 +29,8 @@ SENSORS = {
     'scan': {'type': 'lidar2d', 'position': [0.27, 0.0, 0.11], 'rate_hz': 40.0, 'beams': 1080,
              'fov_rad': 4.7, 'range_max': 30.0},
     'lidar': {'type': 'lidar3d', 'position': [0.0, 0.0, 0.3], 'rate_hz': 20.0, 'channels': 16,
-              'columns': 256, 'vertical_fov_rad': 0.5, 'range_min': 0.3, 'range_max': 60.0},
+              'columns': 256, 'vertical_fov_rad': 0.5, 'range_min': 0.3, 'range_max': 60.0,
+              'labels': True},
     'cam': {'type': 'camera', 'position': [0.2, 0.0, 0.2], 'rate_hz': 20.0, 'width': 160,
             'height': 120, 'fov_rad': 1.5, 'outputs': ['rgb', 'depth', 'semantic']},
     'imu': {'type': 'imu', 'position': [0.1, 0.0, 0.05], 'rate_hz': 40.0},
@@ -93,7 +94,7 @@ def check_cloud(msg: PointCloud2) -> None:
     assert [(f.name, f.offset, f.datatype, f.count) for f in msg.fields] == [
         ('x', 0, 7, 1), ('y', 4, 7, 1), ('z', 8, 7, 1), ('intensity', 16, 7, 1),
         ('t', 20, 6, 1), ('reflectivity', 24, 4, 1), ('ring', 26, 4, 1), ('ambient', 28, 4, 1),
-        ('range', 32, 6, 1)]
+        ('range', 32, 6, 1), ('label', 36, 2, 1)]
     assert (msg.point_step, msg.row_step) == (48, 48 * 256)
     assert not msg.is_bigendian and not msg.is_dense
     points = np.frombuffer(bytes(msg.data), dtype=cloud.POINT_DTYPE).reshape(16, 256)
@@ -106,6 +107,9 @@ def check_cloud(msg: PointCloud2) -> None:
     np.testing.assert_allclose(np.linalg.norm(xyz[hit], axis=-1) * 1000.0, points['range'][hit],
                                atol=1.0)
     assert np.all(points['range'][~hit] == 0)
+    assert np.all(points['label'][~hit] == labels.NONE)
+    assert set(np.unique(points['label'][hit])) <= {labels.ROAD, labels.BARRIER, labels.GROUND}
+    assert labels.BARRIER in points['label'][hit]  # the walls around the car
     assert stamp_ns(msg.header.stamp) % 50_000_000 == 0  # a revolution starts on a frame
 
 

@@ -53,7 +53,9 @@ def test_every_sensor_type_parses(write_profile) -> None:
     assert lidar.elevations_rad[-1] == pytest.approx(-0.29)
     assert lidar.azimuth_increment == pytest.approx(-2 * math.pi / 1024)  # clockwise
     wire = lidar.to_wire()
-    assert wire['type'] == 'lidar3d' and wire['columns'] == 1024
+    assert wire['type'] == 'lidar3d' and wire['columns'] == 1024 and wire['labels'] is False
+    labelled = load_profile(write_profile({'lidar': {**LIDAR3D, 'labels': True}}))
+    assert labelled.sensor('lidar').to_wire()['labels'] is True
     assert profile.sensor('camera').to_wire()['outputs'] == ['rgb', 'depth', 'semantic']
     assert profile.sensor('wheel_odom').mount is None
     assert profile.sensor('imu').gyro_bias == (0.0, 0.0, 0.01)
@@ -66,6 +68,7 @@ def test_every_sensor_type_parses(write_profile) -> None:
     ('lidar', 'columns', 0, 'expected an integer >= 1'),
     ('lidar', 'horizontal_fov_rad', 6.5, ', 6.28'),
     ('lidar', 'dropout', 1.0, 'probability in [0, 1)'),
+    ('lidar', 'labels', 'yes', 'expected true or false'),
     ('lidar', 'range_max', 0.2, 'expected range_max > range_min'),
     ('camera', 'far_clip', 0.01, 'expected far_clip > near_clip'),
     ('camera', 'width', 0, 'expected an integer >= 1'),

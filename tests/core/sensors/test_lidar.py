@@ -170,3 +170,25 @@ def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(backe
     assert ranges[level, left] == pytest.approx(1.8 / directions[level, left, 1], abs=1e-3)
     assert ranges[level, right] == pytest.approx(-1.8 / directions[level, right, 1], abs=1e-3)
     assert ranges[level, 0] > 4.0 and ranges[level, 128] > 4.0  # behind and ahead: walls
+
+
+def test_labels_name_what_each_return_hit_when_asked_for(backend) -> None:
+    initial_settings(backend, [{**LIDAR3D, 'labels': True, 'dropout': 0.2}])
+    reply = update(backend, 1, PERIOD, {'ego': [0.3, 0.2, 0.0, 0.0, 0.0, 0.0]}, ['os'])
+    assert protocol.frame_meta(reply)['ego/os/labels']['encoding'] == 'labels'
+    ranges, point_labels = reply.arrays['ego/os'], reply.arrays['ego/os/labels']
+    reflectivity = reply.arrays['ego/os/reflectivity']
+    assert point_labels.shape == ranges.shape and point_labels.dtype == np.uint8
+    returned = np.isfinite(ranges)
+    assert returned.sum() > 1000 and (~returned).sum() > 500  # misses and dropped returns
+    assert np.all(point_labels[~returned] == labels.NONE)
+    # Each return's label is the surface its reflectivity came from.
+    expected = np.rint(100 * np.vectorize(labels.REFLECTIVITY.__getitem__)(
+        point_labels[returned]))
+    np.testing.assert_array_equal(reflectivity[returned], expected)
+
+
+def test_no_labels_are_sent_unless_asked_for(backend) -> None:
+    initial_settings(backend, [LIDAR3D])
+    reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['os'])
+    assert 'ego/os/labels' not in reply.arrays

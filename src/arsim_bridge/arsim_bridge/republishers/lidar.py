@@ -17,7 +17,7 @@ from arsim_bridge.republishers.base import (
     mount_transforms,
 )
 from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
-from arsim_core.sensors import beams, cloud
+from arsim_core.sensors import beams, cloud, labels
 
 
 class ScanRepublisher:
@@ -65,8 +65,8 @@ class CloudRepublisher:
         msg = self.msg = PointCloud2()
         msg.header.frame_id = ctx.frame
         msg.height, msg.width = rows, columns
-        msg.fields = [PointField(name=n, offset=o, datatype=t, count=1)
-                      for n, o, t in cloud.FIELDS]
+        fields = (*cloud.FIELDS, cloud.LABEL_FIELD) if spec.labels else cloud.FIELDS
+        msg.fields = [PointField(name=n, offset=o, datatype=t, count=1) for n, o, t in fields]
         msg.is_bigendian = False
         msg.point_step = cloud.POINT_STEP
         msg.row_step = cloud.POINT_STEP * columns
@@ -77,6 +77,7 @@ class CloudRepublisher:
         self.points['t'] = beams.column_offsets_ns(period, columns)[None, :]
         self.points['ring'] = np.arange(rows, dtype=np.uint16)[:, None]
         self.points['ambient'] = 0
+        self.points['label'] = labels.NONE
         msg.data = self.buffer
 
     def static_transforms(self) -> list:
@@ -99,6 +100,9 @@ class CloudRepublisher:
         points['reflectivity'] = 0 if reflectivity is None else reflectivity
         millimetres = np.rint(np.where(invalid, 0.0, ranges) * 1000.0)
         points['range'] = millimetres.astype(np.uint32)
+        point_labels = frame.array(car, name, '/labels')
+        if point_labels is not None:
+            points['label'] = point_labels
         self.msg.header.stamp = to_time(frame.stamp_ns(car, name))
         self.msg.data = self.buffer
         self.pub.publish(self.msg)

@@ -316,6 +316,7 @@ class Lidar3D:
     period_ns: int
     column_offsets_ns: np.ndarray
     model: RangeModel
+    labels: bool = False  # also send each return's semantic label ('/labels')
 
     kind = 'lidar3d'
 
@@ -339,7 +340,7 @@ class Lidar3D:
         return cls(car=car, name=str(spec['name']), mount_position=position,
                    mount_rotation=rotation, local_directions=directions, period_ns=period,
                    column_offsets_ns=beams.column_offsets_ns(period, columns),
-                   model=RangeModel.from_wire(spec, seed))
+                   model=RangeModel.from_wire(spec, seed), labels=bool(spec.get('labels')))
 
     @cached_property
     def _column_directions(self) -> np.ndarray:
@@ -375,9 +376,14 @@ class Lidar3D:
             if obstacles is not None:
                 self._occlude(hits, obstacles, origins, directions, frames == frame)
         returns = self.model.measure(hits)
-        return Rendered(start, (Output('', returns.ranges, 'ranges'),
-                                Output('/intensity', returns.intensity, 'intensity'),
-                                Output('/reflectivity', returns.reflectivity, 'reflectivity')))
+        outputs: tuple[Output, ...] = (
+            Output('', returns.ranges, 'ranges'),
+            Output('/intensity', returns.intensity, 'intensity'),
+            Output('/reflectivity', returns.reflectivity, 'reflectivity'))
+        if self.labels:  # what each return hit; NONE where there is no return
+            point_labels = np.where(np.isfinite(returns.ranges), hits.label, NONE)
+            outputs += (Output('/labels', point_labels.astype(np.uint8), 'labels'),)
+        return Rendered(start, outputs)
 
     def _occlude(self, hits: Hits, obstacles: BoxLayer, origins: np.ndarray,
                  directions: np.ndarray, columns: np.ndarray) -> None:

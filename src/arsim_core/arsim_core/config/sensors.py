@@ -108,6 +108,7 @@ class Lidar3DSpec:
     range_max: float
     noise_std: float = 0.0
     dropout: float = 0.0
+    labels: bool = False  # each point's semantic label, as a ``label`` field
 
     kind: ClassVar[str] = 'lidar3d'
     rendered: ClassVar[bool] = True
@@ -124,7 +125,7 @@ class Lidar3DSpec:
                 'azimuth_increment': self.azimuth_increment,
                 'elevations': list(self.elevations_rad), 'range_min': self.range_min,
                 'range_max': self.range_max, 'noise_std': self.noise_std,
-                'dropout': self.dropout}
+                'dropout': self.dropout, 'labels': self.labels}
 
 
 @dataclass(frozen=True)
@@ -331,7 +332,7 @@ def _lidar3d(name: str, section: Section) -> Lidar3DSpec:
     section.reject_unknown(_MOUNTED | {'channels', 'columns', 'horizontal_fov_rad',
                                        'horizontal_start_rad', 'vertical_fov_rad',
                                        'vertical_start_rad', 'elevations_rad', 'range_min',
-                                       'range_max', 'noise_std', 'dropout'})
+                                       'range_max', 'noise_std', 'dropout', 'labels'})
     channels = section.integer('channels', minimum=1)
     columns = section.integer('columns', minimum=1)
     if channels * columns > MAX_LIDAR_POINTS:
@@ -346,7 +347,8 @@ def _lidar3d(name: str, section: Section) -> Lidar3DSpec:
         horizontal_start_rad=section.number('horizontal_start_rad', fov / 2.0,
                                             minimum=-TWO_PI, maximum=TWO_PI),
         elevations_rad=_elevations(section, channels), range_min=range_min,
-        range_max=range_max, noise_std=_std(section, 'noise_std'), dropout=_dropout(section))
+        range_max=range_max, noise_std=_std(section, 'noise_std'), dropout=_dropout(section),
+        labels=section.boolean('labels', False))
 
 
 def _outputs(section: Section) -> tuple[str, ...]:

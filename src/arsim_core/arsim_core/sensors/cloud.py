@@ -11,6 +11,10 @@ unchanged: 48-byte points, height = channels, width = columns, row-major.
 | ring | 26 | uint16 | channel, 0 = top |
 | ambient | 28 | uint16 | ambient light (0: not simulated) |
 | range | 32 | uint32 | range [mm], 0 = no return |
+
+A LiDAR asked for ``labels`` adds ``label`` (offset 36, uint8): the semantic label of what
+each point hit (``arsim_core.sensors.labels``; 255 where there is no return), in the padding
+the layout leaves free, so consumers that read by field name see nothing else change.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ FIELDS: tuple[tuple[str, int, int], ...] = (
     ('x', 0, FLOAT32), ('y', 4, FLOAT32), ('z', 8, FLOAT32), ('intensity', 16, FLOAT32),
     ('t', 20, UINT32), ('reflectivity', 24, UINT16), ('ring', 26, UINT16),
     ('ambient', 28, UINT16), ('range', 32, UINT32))
+LABEL_FIELD: tuple[str, int, int] = ('label', 36, UINT8)
 POINT_STEP = 48
 
-_NUMPY = {FLOAT32: '<f4', UINT32: '<u4', UINT16: '<u2'}
-POINT_DTYPE = np.dtype({'names': [f[0] for f in FIELDS],
-                        'formats': [_NUMPY[f[2]] for f in FIELDS],
-                        'offsets': [f[1] for f in FIELDS], 'itemsize': POINT_STEP})
+_NUMPY = {FLOAT32: '<f4', UINT32: '<u4', UINT16: '<u2', UINT8: 'u1'}
+_ALL = (*FIELDS, LABEL_FIELD)
+POINT_DTYPE = np.dtype({'names': [f[0] for f in _ALL], 'formats': [_NUMPY[f[2]] for f in _ALL],
+                        'offsets': [f[1] for f in _ALL], 'itemsize': POINT_STEP})

@@ -1,5 +1,6 @@
 """``arsim-dataset export``: a run recorded on a track with cones becomes a labelled dataset
-that the COCO and YOLO readers of other projects load, with labels on the objects' pixels."""
+that the COCO and YOLO readers of other projects load, with labels on the objects' pixels, and
+labelled LiDAR clouds in the SemanticKITTI and NumPy layouts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 import yaml
 from globox import AnnotationSet
@@ -21,6 +23,9 @@ from simharness import installed_resources
 
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.15], 'rate_hz': 10.0, 'width': 320,
           'height': 240, 'fov_rad': 1.6, 'outputs': ['rgb', 'semantic', 'depth']}
+LIDAR = {'type': 'lidar3d', 'position': [0.0, 0.0, 0.3], 'rate_hz': 10.0, 'channels': 16,
+         'columns': 256, 'vertical_fov_rad': 0.5, 'range_min': 0.3, 'range_max': 30.0,
+         'labels': True}
 
 
 def coned_track(folder: Path) -> Path:
@@ -53,12 +58,13 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
     profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
                              .read_text())
     profile['Sensors']['camera'] = CAMERA
+    profile['Sensors']['lidar'] = LIDAR
     (tmp_path / 'car.yaml').write_text(yaml.safe_dump(profile, sort_keys=False))
     bag = tmp_path / 'bag'
     sim = simulation(settings={
         'cars': [{'name': 'ego', 'profile': str(tmp_path / 'car.yaml')}],
         'track': {'name': str(coned_track(tmp_path / 'track'))},
-        'recording': {'directory': str(bag), 'topic_regex': '/camera/.*'}})
+        'recording': {'directory': str(bag), 'topic_regex': '/camera/.*|/lidar'}})
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
     time.sleep(3.0)
     os.kill(sim.process.pid, signal.SIGTERM)
@@ -112,3 +118,21 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
     assert len(yolo) == len(coco.getImgIds())
     labels = [data['names'][int(box.label)] for image in yolo for box in image.boxes]
     assert sorted(labels) == sorted(names[a['category_id']] for a in annotations)
+
+    # Clouds: every return once, with its label, alike in both layouts.
+    export(bag, tmp_path / 'kitti', 'kitti')
+    export(bag, tmp_path / 'npy', 'npy')
+    names = yaml.safe_load((tmp_path / 'kitti' / 'labels.yaml').read_text())['labels']
+    scans = sorted((tmp_path / 'kitti' / 'velodyne').glob('*.bin'))
+    assert len(scans) >= 5
+    seen = set()
+    for scan in scans:
+        points = np.fromfile(scan, dtype='<f4').reshape(-1, 4)
+        point_labels = np.fromfile(tmp_path / 'kitti' / 'labels' / f'{scan.stem}.label',
+                                   dtype='<u4')
+        assert len(point_labels) == len(points) > 1000 and np.all(np.isfinite(points))
+        array = np.load(tmp_path / 'npy' / 'clouds' / f'{scan.stem}.npy')
+        np.testing.assert_array_equal(array['x'], points[:, 0])
+        np.testing.assert_array_equal(array['label'], point_labels)
+        seen |= {names[int(label)] for label in np.unique(point_labels)}
+    assert {'road', 'barrier', 'cone_blue', 'cone_yellow'} <= seen, seen

@@ -15,11 +15,12 @@ from arsim_core.errors import ArsimError
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='arsim-dataset', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
-    out = commands.add_parser('export', help='labelled camera frames of a bag, as YOLO or COCO')
+    out = commands.add_parser('export', help='labelled camera frames of a bag as YOLO or COCO, '
+                                             'labelled LiDAR clouds as SemanticKITTI or NumPy')
     out.add_argument('bag', type=Path, help='a bag recorded with record:=DIR')
     out.add_argument('out', type=Path, help='a new folder for the dataset')
     out.add_argument('--format', choices=FORMATS, default='yolo')
-    out.add_argument('--camera', help='only this camera (its topic, e.g. /camera)')
+    out.add_argument('--sensor', help='only this camera or LiDAR (its topic, e.g. /camera)')
     return parser
 
 
@@ -27,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arsim-dataset``."""
     args = build_parser().parse_args(argv)
     try:
-        count = export(args.bag, args.out, args.format, args.camera)
+        count = export(args.bag, args.out, args.format, args.sensor)
     except ArsimError as exc:
         print(f'arsim-dataset: error: {exc}', file=sys.stderr)
         return 1

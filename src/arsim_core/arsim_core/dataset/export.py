@@ -1,10 +1,13 @@
-"""Labelled images in the formats detectors train on: YOLO (``images/``, ``labels/``,
-``data.yaml``) and COCO (``images/``, ``annotations.json``), from a recorded bag.
+"""Labelled data in the formats models train on, from a recorded bag: images as YOLO
+(``images/``, ``labels/``, ``data.yaml``) or COCO (``images/``, ``annotations.json``), and
+labelled LiDAR clouds as SemanticKITTI (``velodyne/*.bin``, ``labels/*.label``) or NumPy
+(``clouds/*.npy``).
 
-Labels are the 2D ground truth of each frame's own semantic image
+Image labels are the 2D ground truth of each frame's own semantic image
 (``arsim_core.sensors.ground_truth``), so they match the pixels exactly. Class names follow
 FSOCO, the Formula Student cone dataset, plus ``car``, in a fixed order so that datasets
-exported at different times (or mixed with FSOCO) agree on the class ids.
+exported at different times (or mixed with FSOCO) agree on the class ids. Cloud labels are the
+semantic ids of ``arsim_core.sensors.labels``, named in ``labels.yaml``.
 """
 
 from __future__ import annotations
@@ -18,28 +21,48 @@ import cv2
 import numpy as np
 import yaml
 
-from arsim_core.dataset.frames import CameraFrame, DatasetError, camera_frames
+from arsim_core.dataset.frames import (
+    CameraFrame,
+    DatasetError,
+    LabelledCloud,
+    camera_frames,
+    labelled_clouds,
+)
+from arsim_core.sensors import labels
 from arsim_core.sensors.ground_truth import Box2D, boxes
 
 CLASS_NAMES: Final = ('blue_cone', 'yellow_cone', 'orange_cone', 'large_orange_cone', 'car')
-FORMATS: Final = ('yolo', 'coco')
+IMAGE_FORMATS: Final = ('yolo', 'coco')
+CLOUD_FORMATS: Final = ('kitti', 'npy')
+FORMATS: Final = IMAGE_FORMATS + CLOUD_FORMATS
 
 
-def export(bag: Path, out: Path, fmt: str, camera: str | None = None,
+def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
            progress: Callable[[int], None] | None = None) -> int:
-    """Write the labelled frames of ``bag`` into the new folder ``out``; the number of
-    frames written. ``progress(n)`` is called after each frame."""
+    """Write the labelled frames (images or clouds, by format) of ``bag``, or of its sensor
+    topic ``sensor`` only, into the new folder ``out``; the number of frames written.
+    ``progress(n)`` is called after each frame."""
     if fmt not in FORMATS:
         msg = f'format {fmt!r} unknown; expected one of {list(FORMATS)}'
         raise DatasetError(msg)
     if out.exists():
         msg = f'{out} exists already; an export needs a new folder'
         raise DatasetError(msg)
-    (out / 'images').mkdir(parents=True)
-    writer = YoloWriter(out) if fmt == 'yolo' else CocoWriter(out)
+    out.mkdir(parents=True)
     count = 0
-    for count, frame in enumerate(camera_frames(bag, camera), start=1):
-        name = f'{frame.camera.strip("/").replace("/", "_")}_{frame.stamp_ns:019d}'
+    if fmt in CLOUD_FORMATS:
+        write_cloud = _kitti_cloud if fmt == 'kitti' else _npy_cloud
+        for count, cloud in enumerate(labelled_clouds(bag, sensor), start=1):
+            write_cloud(out, f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}', cloud)
+            if progress is not None:
+                progress(count)
+        (out / 'labels.yaml').write_text(yaml.safe_dump(
+            {'labels': dict(sorted(labels.NAMES.items()))}, sort_keys=False))
+        return count
+    (out / 'images').mkdir()
+    writer = YoloWriter(out) if fmt == 'yolo' else CocoWriter(out)
+    for count, frame in enumerate(camera_frames(bag, sensor), start=1):
+        name = f'{_file_stem(frame.camera)}_{frame.stamp_ns:019d}'
         cv2.imwrite(str(out / 'images' / f'{name}.png'),
                     cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
         found, instances = boxes(frame.semantic, frame.depth)
@@ -48,6 +71,33 @@ def export(bag: Path, out: Path, fmt: str, camera: str | None = None,
             progress(count)
     writer.close()
     return count
+
+
+def _file_stem(topic: str) -> str:
+    return topic.strip('/').replace('/', '_')
+
+
+def _kitti_cloud(out: Path, name: str, cloud: LabelledCloud) -> None:
+    """SemanticKITTI: x, y, z, intensity as float32 rows; a uint32 label per point (the
+    semantic id in the lower 16 bits, instance 0 above)."""
+    for folder in ('velodyne', 'labels'):
+        (out / folder).mkdir(exist_ok=True)
+    points = np.column_stack([cloud.xyz, cloud.intensity]).astype('<f4')
+    points.tofile(out / 'velodyne' / f'{name}.bin')
+    cloud.labels.astype('<u4').tofile(out / 'labels' / f'{name}.label')
+
+
+def _npy_cloud(out: Path, name: str, cloud: LabelledCloud) -> None:
+    """One structured array per cloud: x, y, z, intensity (float32) and label (uint8)."""
+    (out / 'clouds').mkdir(exist_ok=True)
+    points = np.empty(len(cloud.xyz), dtype=CLOUD_DTYPE)
+    points['x'], points['y'], points['z'] = cloud.xyz.T
+    points['intensity'], points['label'] = cloud.intensity, cloud.labels
+    np.save(out / 'clouds' / f'{name}.npy', points)
+
+
+CLOUD_DTYPE: Final = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
+                               ('label', 'u1')])
 
 
 class YoloWriter:

@@ -48,9 +48,9 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from arsim_core.errors import ArsimError
-from arsim_core.recording.settings import BAG_VERSIONS
+from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES
 
-STORAGES: Final = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
+STORAGES: Final = {name: StoragePlugin[name.upper()] for name in STORAGE_NAMES}
 _STORES: Final = {'humble': Stores.ROS2_HUMBLE, 'jazzy': Stores.ROS2_JAZZY,
                   'kilted': Stores.ROS2_KILTED}
 _INFINITE = QosTime(2147483647, 4294967295)

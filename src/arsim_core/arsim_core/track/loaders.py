@@ -330,21 +330,23 @@ TRACK_LOADERS: Mapping[str, TrackLoader] = MappingProxyType(
 # Format recognition and the public entry point
 
 
-def _suffix_format(path: Path) -> str | None:
-    """Format of a bare data file recognised by its suffix (and content for yaml)."""
+def _suffix_format(path: Path) -> tuple[str | None, Section | None]:
+    """Format of a bare data file recognised by its suffix (and content for yaml), with the
+    yaml document where it was read."""
     suffix = path.suffix.lower()
     by_suffix = {'.csv': 'tum_csv', **dict.fromkeys(MESH_SUFFIXES, 'mesh')}
     if suffix in by_suffix:
-        return by_suffix[suffix]
+        return by_suffix[suffix], None
     if suffix in ('.yaml', '.yml'):
         doc = load_section(path, TrackError)
         by_key = {'format': 'descriptor', 'image': 'ros_map'}
         found = [fmt for key, fmt in by_key.items() if doc.has(key)]
         if found:
-            return 'f1tenth' if found[0] == 'ros_map' and _is_f1tenth(path) else found[0]
+            fmt = 'f1tenth' if found[0] == 'ros_map' and _is_f1tenth(path) else found[0]
+            return fmt, doc
         msg = f"{path}: yaml is neither a track.yaml (no 'format') nor a map (no 'image')"
         raise TrackError(msg)
-    return None
+    return None, None
 
 
 def _is_f1tenth(map_yaml: Path) -> bool:
@@ -437,9 +439,10 @@ def resolve_track(
         else:
             msg = f'{candidate}: folder has no {TRACK_YAML} and no <Track>_map.yaml'
             raise TrackError(msg)
-    fmt = _suffix_format(candidate)
+    fmt, doc = _suffix_format(candidate)
     if fmt == 'descriptor':
-        return _options_from_descriptor(load_section(candidate, TrackError))
+        assert doc is not None  # a descriptor is recognised by reading it
+        return _options_from_descriptor(doc)
     if fmt is None:
         msg = f'{candidate}: unknown track file type {candidate.suffix!r}'
         raise TrackError(msg)

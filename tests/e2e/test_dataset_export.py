@@ -59,12 +59,14 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
                              .read_text())
     profile['Sensors']['camera'] = CAMERA
     profile['Sensors']['lidar'] = LIDAR
+    profile['Sensors']['objects'] = {'type': 'objects', 'rate_hz': 10.0, 'range_m': 8.0}
     (tmp_path / 'car.yaml').write_text(yaml.safe_dump(profile, sort_keys=False))
     bag = tmp_path / 'bag'
     sim = simulation(settings={
-        'cars': [{'name': 'ego', 'profile': str(tmp_path / 'car.yaml')}],
+        'cars': [{'name': 'ego', 'profile': str(tmp_path / 'car.yaml')},
+                 {'name': 'opp', 'profile': 'f1tenth'}],
         'track': {'name': str(coned_track(tmp_path / 'track'))},
-        'recording': {'directory': str(bag), 'topic_regex': '/camera/.*|/lidar'}})
+        'recording': {'directory': str(bag), 'topic_regex': '/camera/.*|/lidar|/objects'}})
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
     time.sleep(3.0)
     os.kill(sim.process.pid, signal.SIGTERM)
@@ -94,6 +96,21 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
             assert red > blue and green > blue, (red, green, blue)
         checked += 1
     assert checked >= 5
+
+    # 3D ground truth around the car: cones of both colours within range, and the other car.
+    with next(bag.glob('*.mcap')).open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        objects = [msg for _, _, _, msg in reader.iter_decoded_messages(topics=['/objects'])]
+    assert len(objects) >= 5
+    for msg in objects:
+        assert msg.header.frame_id == 'ego_racecar/base_link'
+        found = {(d.results[0].hypothesis.class_id, d.id): d for d in msg.detections}
+        assert {name for name, _ in found} == {'blue_cone', 'yellow_cone', 'car'}, found.keys()
+        opp = found['car', 'opp'].bbox
+        assert (opp.size.x, opp.size.y) == pytest.approx((0.58, 0.31), abs=0.1)
+        for detection in msg.detections:
+            centre = detection.bbox.center.position
+            assert np.hypot(centre.x, centre.y) <= 8.0
 
     # The live ground truth, recorded from /camera/detections, says what the export says.
     live = {}

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-import numpy as np
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
@@ -30,6 +29,7 @@ from arsim_bridge.common import (
     run_node,
     to_ns,
     to_time,
+    track_world,
 )
 from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
 from arsim_bridge.ledger import CountingNode
@@ -265,20 +265,6 @@ class Bridge(CountingNode):
 
     def close(self) -> None:
         self.fanout.close()
-
-
-def track_world(msg: TrackGeometry) -> TrackWorld:
-    """The engine's track from the track loader's message."""
-    centerline = np.asarray(msg.centerline, np.float64).reshape(-1, 2)
-    return TrackWorld(
-        name=msg.name,
-        vertices=np.asarray(msg.vertices, dtype=np.float32).reshape(-1, 3),
-        triangles=np.asarray(msg.triangles, dtype=np.uint32).reshape(-1, 3),
-        labels=np.asarray(msg.labels, dtype=np.uint8),
-        start_pose=planar(msg.start_pose),
-        centerline=centerline if len(centerline) >= 3 else None,
-        width_left=np.asarray(msg.width_left, np.float64),
-        width_right=np.asarray(msg.width_right, np.float64))
 
 
 def race_status(metrics: RaceMetrics, track: str, final: bool) -> RaceStatus:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import rclpy
 import rclpy.logging
 from builtin_interfaces.msg import Time
@@ -17,8 +18,10 @@ from rclpy.node import Node
 
 from arsim_bridge import stopping
 from arsim_core.config.scenario import CarSpec, Scenario, load_scenario, parse_overrides
+from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
+from arsim_msgs.msg import TrackGeometry
 
 AnyNode = TypeVar('AnyNode', bound=Node)  # a node class: run_node's spin takes that class
 
@@ -135,3 +138,17 @@ def run_nodes(factories: Sequence[Callable[[], AnyNode]],
         if rclpy.ok():
             rclpy.shutdown()
     return 1 if stopping.failure() else code
+
+
+def track_world(msg: TrackGeometry) -> TrackWorld:
+    """The engine's track from the track loader's message."""
+    centerline = np.asarray(msg.centerline, np.float64).reshape(-1, 2)
+    return TrackWorld(
+        name=msg.name,
+        vertices=np.asarray(msg.vertices, dtype=np.float32).reshape(-1, 3),
+        triangles=np.asarray(msg.triangles, dtype=np.uint32).reshape(-1, 3),
+        labels=np.asarray(msg.labels, dtype=np.uint8),
+        start_pose=planar(msg.start_pose),
+        centerline=centerline if len(centerline) >= 3 else None,
+        width_left=np.asarray(msg.width_left, np.float64),
+        width_right=np.asarray(msg.width_right, np.float64))

@@ -16,6 +16,7 @@ from arsim_core.config.sensors import (
     ImuSpec,
     Lidar2DSpec,
     Lidar3DSpec,
+    ObjectsSpec,
     WheelOdometrySpec,
     rendered,
 )
@@ -37,6 +38,7 @@ ALL = {
              'origin': [48.26, 11.67, 480.0], 'horizontal_noise_std': 0.5},
     'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 40.0, 'speed_noise_std': 0.02},
     'truth': {'type': 'ground_truth', 'rate_hz': 40.0},
+    'objects': {'type': 'objects', 'rate_hz': 10.0, 'range_m': 30.0},
 }
 
 
@@ -45,7 +47,8 @@ def test_every_sensor_type_parses(write_profile) -> None:
     kinds = {s.name: type(s) for s in profile.sensors}
     assert kinds == {'scan': Lidar2DSpec, 'lidar': Lidar3DSpec, 'camera': CameraSpec,
                      'imu': ImuSpec, 'gnss': GnssSpec, 'wheel_odom': WheelOdometrySpec,
-                     'truth': GroundTruthSpec}
+                     'truth': GroundTruthSpec, 'objects': ObjectsSpec}
+    assert profile.sensor('objects').range_m == 30.0
     assert [s.name for s in rendered(profile.sensors)] == ['scan', 'lidar', 'camera']
     lidar = profile.sensor('lidar')
     assert len(lidar.elevations_rad) == 32
@@ -69,6 +72,7 @@ def test_every_sensor_type_parses(write_profile) -> None:
     ('lidar', 'horizontal_fov_rad', 6.5, ', 6.28'),
     ('lidar', 'dropout', 1.0, 'probability in [0, 1)'),
     ('lidar', 'labels', 'yes', 'expected true or false'),
+    ('objects', 'range_m', 0, 'expected a number > 0'),
     ('lidar', 'range_max', 0.2, 'expected range_max > range_min'),
     ('camera', 'far_clip', 0.01, 'expected far_clip > near_clip'),
     ('camera', 'width', 0, 'expected an integer >= 1'),

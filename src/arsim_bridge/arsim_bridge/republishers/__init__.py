@@ -10,6 +10,7 @@ from arsim_bridge.republishers.camera import CameraRepublisher
 from arsim_bridge.republishers.gnss import GnssRepublisher
 from arsim_bridge.republishers.imu import ImuRepublisher
 from arsim_bridge.republishers.lidar import CloudRepublisher, ScanRepublisher
+from arsim_bridge.republishers.objects import ObjectsRepublisher
 from arsim_bridge.republishers.odometry import GroundTruthRepublisher, WheelOdometryRepublisher
 
 REPUBLISHERS: Mapping[str, Callable[[SensorContext], Republisher]] = {
@@ -20,6 +21,7 @@ REPUBLISHERS: Mapping[str, Callable[[SensorContext], Republisher]] = {
     'gnss': GnssRepublisher,
     'wheel_odometry': WheelOdometryRepublisher,
     'ground_truth': GroundTruthRepublisher,
+    'objects': ObjectsRepublisher,
 }
 
 __all__ = ['REPUBLISHERS', 'Republisher', 'SensorContext']

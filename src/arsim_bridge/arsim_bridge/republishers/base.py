@@ -11,6 +11,7 @@ import numpy as np
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 
+from arsim_core.config.scenario import Scenario
 from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.geometry import rpy_to_quaternion
 from arsim_core.messages import FrameMeta
@@ -32,6 +33,7 @@ class SensorContext:
     frame_period_ns: int
     seed: int
     wheelbase: float  # the car's, from its profile's CarParameters.body
+    scenario: Scenario  # the whole simulation: other cars, the track's topic
 
     def due(self, step: int) -> bool:
         """Whether a sensor the backend does not render is due at ``step`` (rate_hz divides

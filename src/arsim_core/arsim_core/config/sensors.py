@@ -5,7 +5,8 @@ Each entry is one sensor, named by its key, with a ``type`` that picks its parse
 - rendered by the backend from the scene: ``lidar2d`` (LaserScan), ``lidar3d`` (organised
   PointCloud2), ``camera`` (rgb8 / 32FC1 depth / mono8 semantic Image + CameraInfo);
 - computed by the car's republisher from the ground-truth state, no rendering: ``imu``,
-  ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry).
+  ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry), and
+  ``objects`` (vision_msgs/Detection3DArray: cones and other cars around the car).
 
 A spec says whether the backend renders it (``rendered``), so the bridge asks the backend only
 for those, and whether it sits on the car (``mount``: a frame on /tf_static). Every value is
@@ -243,8 +244,25 @@ class GroundTruthSpec:
         return _computed_wire(self)
 
 
+@dataclass(frozen=True)
+class ObjectsSpec:
+    """3D ground truth of what is around the car: the track's cones and the other cars, as
+    boxes in base_link (vision_msgs/Detection3DArray), those within ``range_m``."""
 
-def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpec
+    name: str
+    rate_hz: float
+    range_m: float = 50.0
+
+    kind: ClassVar[str] = 'objects'
+    rendered: ClassVar[bool] = False
+    mount: ClassVar[Mount | None] = None
+
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
+def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpec | ObjectsSpec
                    ) -> dict[str, object]:
     wire: dict[str, object] = {'name': spec.name, 'type': spec.kind, 'rate_hz': spec.rate_hz}
     if spec.mount is not None:
@@ -253,7 +271,7 @@ def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpe
 
 
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
-              | GroundTruthSpec)
+              | GroundTruthSpec | ObjectsSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
 
 _COMMON = frozenset({'type', 'rate_hz'})
@@ -439,12 +457,19 @@ def _ground_truth(name: str, section: Section) -> GroundTruthSpec:
     return GroundTruthSpec(name=name, rate_hz=_rate(section))
 
 
+def _objects(name: str, section: Section) -> ObjectsSpec:
+    section.reject_unknown(_COMMON | {'range_m'})
+    return ObjectsSpec(name=name, rate_hz=_rate(section),
+                       range_m=section.number('range_m', 50.0, minimum=0.0,
+                                              exclusive_minimum=True))
+
+
 # The one registry of sensor kinds: each kind's spec and its parser.
 SENSOR_TYPES: Mapping[str, tuple[type[SensorSpec], Callable[[str, Section], SensorSpec]]] = {
     spec.kind: (spec, parse) for spec, parse in (
         (Lidar2DSpec, _lidar2d), (Lidar3DSpec, _lidar3d), (CameraSpec, _camera),
         (ImuSpec, _imu), (GnssSpec, _gnss), (WheelOdometrySpec, _wheel_odometry),
-        (GroundTruthSpec, _ground_truth))}
+        (GroundTruthSpec, _ground_truth), (ObjectsSpec, _objects))}
 # Kinds a sensor republisher computes from the car's state; a backend renders none of them.
 COMPUTED_KINDS = frozenset(kind for kind, (spec, _) in SENSOR_TYPES.items() if not spec.rendered)
 

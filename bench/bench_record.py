@@ -71,11 +71,12 @@ def lost_messages(bag: Path, topics: dict[str, int]) -> int:
     twice, over every frame but the last few."""
     stamps = header_stamps(bag, set(topics))
     clocks = stamps.pop('/clock')
-    period = clocks[1] - clocks[0]
+    period = clocks[2] - clocks[1]
     last = clocks[-1] - IN_FLIGHT_FRAMES * period
     lost = 0
     for topic, every in topics.items():
-        expected = Counter(t for t in clocks if t <= last and (t // period) % every == 0)
+        expected = Counter(t for t in clocks  # t=0 is only a clock: nothing is rendered then
+                           if 0 < t <= last and (t // period) % every == 0)
         held = Counter(t for t in stamps[topic] if t <= last)
         lost += sum(((expected - held) + (held - expected)).values())
     return lost

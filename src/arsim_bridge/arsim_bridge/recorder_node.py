@@ -22,6 +22,7 @@ naming the bag.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +77,8 @@ class Recorder(Node):
         self.skipped: set[str] = set()  # topics that cannot be recorded, named once
         self._raw_subscriptions: dict[str, Any] = {}  # topic -> its raw subscription
         self.received: dict[str, int] = {}  # topic -> messages, written or not
-        self.unwritten = 0  # messages sent while sim time stood at 0
+        self.unwritten = 0  # messages sent again while sim time stood at 0
+        self._written_at_zero: set[tuple[str, bytes]] = set()
         self.sim_time_ns = 0
         self.completeness = Completeness(counted_publishers(scenario))
         self.ready = False
@@ -191,9 +193,9 @@ class Recorder(Node):
                    on_message: Callable[[bytes], None] | None = None) -> None:
         """Take ``topic``'s messages as CDR bytes, into the bag if it records the topic.
 
-        What arrives while sim time stands at 0 (the start-up's pings, and the t=0 frame sent
-        again while the simulation holds for a driver) is counted but not written, so the bag
-        holds each frame once; latched messages are always written."""
+        While sim time stands at 0, the start-up's pings and the t=0 frame are sent again and
+        again (until a driver speaks): a message identical to one written then is counted but
+        not written again, so the bag holds each frame once."""
         latched = profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
 
         def take(data: bytes) -> None:
@@ -201,7 +203,7 @@ class Recorder(Node):
                 on_message(data)
             self.received[topic] = self.received.get(topic, 0) + 1
             if self.bag.has_topic(topic):
-                if latched or self.sim_time_ns > 0:
+                if latched or self.sim_time_ns > 0 or self._first_at_zero(topic, data):
                     self.bag.write(topic, self.sim_time_ns, data)
                 else:
                     self.unwritten += 1
@@ -210,6 +212,14 @@ class Recorder(Node):
 
         self._raw_subscriptions[topic] = self.create_subscription(message_type, topic, take,
                                                                   profile, raw=True)
+
+    def _first_at_zero(self, topic: str, data: bytes) -> bool:
+        """Whether ``data`` is new among the messages of ``topic`` written at sim time 0."""
+        key = (topic, hashlib.blake2b(data, digest_size=16).digest())
+        if key in self._written_at_zero:
+            return False
+        self._written_at_zero.add(key)
+        return True
 
     def destroy_node(self) -> None:
         if self.summary is None:
@@ -227,9 +237,13 @@ class Recorder(Node):
             return '\n  never complete: the simulation did not start stepping'
         text = (f'\n  complete up to t={held / 1e9:.3f} s: every message the simulation '
                 f'published until then is in the bag')
+        in_flight = sum(published - got for got, published in
+                        self.completeness.missing(self.received, self.wanted).values())
+        if in_flight:
+            text += f'; {in_flight} published later were still on their way when it stopped'
         if self.unwritten:
-            text += (f'; {self.unwritten} sent while sim time stood at 0 (start-up, holding '
-                     f'for a driver) were not written')
+            text += (f'; {self.unwritten} repeats of messages sent while sim time stood at 0 '
+                     f'(start-up, holding for a driver) were written once')
         return text
 
 

@@ -29,10 +29,20 @@ MIN_PIXELS: Final = 4  # smaller regions are not boxed (a few pixels of a far co
 
 
 @dataclass(frozen=True)
-class Box2D:
+class Labelled:
+    """An object of the ground truth: its semantic label, and its class as FSOCO names it."""
+
+    label: int  # arsim_core.sensors.labels
+
+    @property
+    def name(self) -> str:
+        return CLASSES[self.label]
+
+
+@dataclass(frozen=True)
+class Box2D(Labelled):
     """An object's pixels in one image: box ``[x, x + width) x [y, y + height)``."""
 
-    label: int  # semantic label (arsim_core.sensors.labels)
     x: int
     y: int
     width: int
@@ -40,10 +50,6 @@ class Box2D:
     pixels: int  # how many pixels show it
     truncated: bool  # it touches the image border: part of it may lie outside
     occluded: bool  # something nearer borders it: part of it may be hidden
-
-    @property
-    def name(self) -> str:
-        return CLASSES[self.label]
 
     def center(self) -> tuple[float, float]:
         return self.x + self.width / 2.0, self.y + self.height / 2.0

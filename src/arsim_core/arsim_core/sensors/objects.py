@@ -18,17 +18,16 @@ from scipy.sparse.csgraph import connected_components
 
 from arsim_core.geometry import Footprint, relative_pose
 from arsim_core.sensors import labels
-from arsim_core.sensors.ground_truth import CLASSES
+from arsim_core.sensors.ground_truth import Labelled
 
 CONE_LABELS = (labels.CONE_BLUE, labels.CONE_YELLOW)
 WELD_M = 1e-4  # vertices this close are one (meshes that repeat a vertex per triangle)
 
 
 @dataclass(frozen=True)
-class Box3D:
+class Box3D(Labelled):
     """An object's box: centre [m], size along its own axes [m] and heading [rad]."""
 
-    label: int  # semantic label (arsim_core.sensors.labels)
     x: float
     y: float
     z: float
@@ -37,10 +36,6 @@ class Box3D:
     height: float
     yaw: float = 0.0
     id: str = ''  # the car's name, or the cone's number on its track
-
-    @property
-    def name(self) -> str:
-        return CLASSES[self.label]
 
 
 def track_cones(vertices: NDArray[np.floating], triangles: NDArray[np.integer],

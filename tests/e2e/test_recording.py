@@ -22,6 +22,7 @@ from mcap.records import Channel, Schema
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
+from rosbags.highlevel import AnyReader
 from simharness import LoggedProcess, Simulation, installed_resources, ros_env
 
 
@@ -160,8 +161,13 @@ def test_a_killed_run_leaves_a_bag_whose_metadata_and_messages_read(simulation,
     sim = simulation(arguments=(f'record:={bag}',))
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
     time.sleep(5.0)
-    os.killpg(sim.process.pid, signal.SIGKILL)  # the runner and every process it started
+    for pid in sim.session_processes():  # the runner and every process it started, at once
+        os.kill(pid, signal.SIGKILL)
     sim.process.wait(30)
+    deadline = time.monotonic() + 10.0
+    while sim.session_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sim.session_processes()
 
     info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     counted = {t['topic_metadata']['name']: t['message_count']
@@ -179,3 +185,14 @@ def test_a_killed_run_leaves_a_bag_whose_metadata_and_messages_read(simulation,
             elif isinstance(record, McapMessage) and record.channel_id in scan_channels:
                 scans.append(scan_channels[record.channel_id](record.data))
     assert len(scans) > 0 and len(scans[-1].ranges) == 1080
+
+    # Made whole, it opens with rosbags, which needs every file's index.
+    done = subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'recover', str(bag)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with AnyReader([bag]) as reader:
+        (connection,) = [c for c in reader.connections if c.topic == '/scan']
+        recovered = [reader.deserialize(raw, connection.msgtype)
+                     for _, _, raw in reader.messages(connections=[connection])]
+    assert [stamp_ns(s.header.stamp) for s in recovered] == \
+        [stamp_ns(s.header.stamp) for s in scans]

@@ -17,10 +17,11 @@ from mcap.reader import make_reader
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
-from rosbags.rosbag2 import Reader
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
+from arsim_core.recording.recover import recover
 
 TF = 'tf2_msgs/msg/TFMessage'
 RACE = 'arsim_msgs/msg/RaceStatus'  # not in rosbags' store: its .msg text comes from the repo
@@ -133,7 +134,8 @@ KILLED_WRITER = '''
 import os, signal, sys
 from pathlib import Path
 from arsim_core.recording.bag import BagWriter, TopicQos
-writer = BagWriter(Path(sys.argv[1]), lambda name: '')
+split = int(sys.argv[2]) if len(sys.argv) > 2 else None
+writer = BagWriter(Path(sys.argv[1]), lambda name: '', max_size_bytes=split)
 writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
 store = writer.typestore
 data = bytes(store.serialize_cdr(store.types['std_msgs/msg/String'](data='x' * 10000),
@@ -172,6 +174,29 @@ def read_all(bag: Path) -> list[tuple[str, int, float]]:
     with Reader(bag) as reader:
         return [(connection.topic, time, reader_x(reader, connection, data))
                 for connection, time, data in reader.messages()]
+
+
+def test_recover_makes_a_killed_bag_whole_for_every_reader(tmp_path: Path) -> None:
+    """Split every 8 MiB: files 0 and 1 complete, file 2 unfinished when the writer died."""
+    bag = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', KILLED_WRITER, str(bag), str(8 * 2**20)],
+                          timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    with pytest.raises(ReaderError):
+        read_all(bag)  # rosbags needs the index the unfinished file lacks
+    counts = recover(bag)
+    assert sorted(p.name for p in bag.iterdir()) == ['metadata.yaml', 'run_0.mcap',
+                                                     'run_1.mcap', 'run_2.mcap']
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert info['relative_file_paths'] == ['run_0.mcap', 'run_1.mcap', 'run_2.mcap']
+    with Reader(bag) as reader:
+        times = [time for _, time, _ in reader.messages()]
+    unflushed = 2**20 // 10_000 + 1
+    assert times == list(range(len(times))) and 2000 - unflushed <= len(times) < 2000
+    assert counts == {'/s': len(times)} == {t['topic_metadata']['name']: t['message_count']
+                                           for t in info['topics_with_message_count']}
+    assert sum(f['message_count'] for f in info['files']) == len(times)
+    assert recover(bag) == counts  # a whole bag is left as it is
 
 
 def reader_x(reader: Reader, connection, data: bytes) -> float:
@@ -230,6 +255,7 @@ import resource, signal, sys
 from pathlib import Path
 
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
+from arsim_core.recording.recover import recover
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails as on a full disk
 resource.setrlimit(resource.RLIMIT_FSIZE, (5 * 2**20, 5 * 2**20))
 writer = BagWriter(Path(sys.argv[1]), lambda name: '')

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from arsim_core.dataset.export import FORMATS, export
 from arsim_core.errors import ArsimError
+from arsim_core.recording.recover import recover
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument('out', type=Path, help='a new folder for the dataset')
     out.add_argument('--format', choices=FORMATS, default='yolo')
     out.add_argument('--sensor', help='only this camera or LiDAR (its topic, e.g. /camera)')
+    fix = commands.add_parser('recover', help='make a bag whose recording was killed whole, '
+                                              'for readers that need its index')
+    fix.add_argument('bag', type=Path)
     return parser
 
 
@@ -28,6 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arsim-dataset``."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command == 'recover':
+            counts = recover(args.bag)
+            print(f'{args.bag}: {sum(counts.values())} messages on {len(counts)} topics')
+            return 0
         count = export(args.bag, args.out, args.format, args.sensor)
     except ArsimError as exc:
         print(f'arsim-dataset: error: {exc}', file=sys.stderr)

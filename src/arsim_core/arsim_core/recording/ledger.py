@@ -3,8 +3,9 @@
 The simulation's own nodes count what they publish and report their counts after each frame
 (``PublishedCounts``: who, up to which sim time, how many messages on which topic). The
 recorder counts what its bag holds. A sim time is held once every node has reported up to it
-and every count it reported is matched by the bag; the bridge waits for that before it moves
-/clock on, so at any real-time factor the bag misses nothing those nodes published.
+and every count it reported is matched by the bag; the bridge never lets /clock run more than
+one frame ahead of that (``engine.lockstep.RECORDING_LAG_FRAMES``), so at any real-time factor
+the bag misses nothing those nodes published.
 
 Counts are totals since a node started, so a report that is lost costs nothing: the next one
 says everything the lost one said.

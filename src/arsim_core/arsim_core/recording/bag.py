@@ -54,6 +54,7 @@ STORAGES: Final = {name: StoragePlugin[name.upper()] for name in STORAGE_NAMES}
 _STORES: Final = {'humble': Stores.ROS2_HUMBLE, 'jazzy': Stores.ROS2_JAZZY,
                   'kilted': Stores.ROS2_KILTED}
 _INFINITE = QosTime(2147483647, 4294967295)
+METADATA: Final = 'metadata.yaml'
 
 
 class RecordingError(ArsimError):
@@ -90,6 +91,24 @@ class BagSummary:
         return (f'bag {self.path}: {sum(self.counts.values())} messages on '
                 f'{len(self.counts)} topics, {self.size_bytes / 2**20:.1f} MiB\n'
                 + '\n'.join(lines))
+
+
+def staged_file(bag: Path, name: str) -> Path:
+    """Where the storage file ``name`` of ``bag`` is written until it is complete: in a folder
+    of its own (rosbags writes each file as a bag), ``.<stem>/.<stem><suffix>``."""
+    staging = bag / f'.{Path(name).stem}'
+    return staging / f'{staging.name}{Path(name).suffix}'
+
+
+def write_metadata(bag: Path, document: dict[str, Any]) -> None:
+    """``metadata.yaml`` of ``bag``, replaced whole (a reader never sees half of it)."""
+    staged = bag / f'{METADATA}.tmp'
+    try:
+        staged.write_text(yaml.dump(document, Dumper=SafeDumper, sort_keys=False))
+        staged.replace(bag / METADATA)
+    except OSError as exc:
+        msg = f'{bag}: cannot write {METADATA} ({exc.strerror or exc})'
+        raise RecordingError(msg) from exc
 
 
 def distro_store(distro: str | None = None) -> Stores:
@@ -151,7 +170,9 @@ class BagWriter:
         self.compress = compress
         self.max_size_bytes = max_size_bytes
         self.max_duration_ns = max_duration_ns
-        self._topics: dict[str, tuple[str, list[Qos]]] = {}  # topic -> type, offered QoS
+        # topic -> type, offered QoS, and that QoS as the metadata holds it (dumped once: the
+        # dump is slow and the metadata is rewritten every second)
+        self._topics: dict[str, tuple[str, list[Qos], Any]] = {}
         self._connections: dict[str, Connection] = {}  # of the file being written
         self.counts: dict[str, int] = {}
         self._parts: list[_Part] = []
@@ -166,15 +187,10 @@ class BagWriter:
     def _suffix(self) -> str:
         return '.mcap' if self.storage == 'mcap' else '.db3'
 
-    def _staging(self, part: _Part) -> Path:
-        """Where rosbags writes a file until it is complete."""
-        return self.path / f'.{Path(part.name).stem}'
-
     def _open_part(self) -> Writer:
         part = _Part(f'{self.path.name}_{len(self._parts)}{self._suffix}')
-        staging = self._staging(part)
         try:
-            writer = Writer(staging, version=self.version,  # type: ignore[arg-type]
+            writer = Writer(staged_file(self.path, part.name).parent, version=self.version,  # type: ignore[arg-type]
                             storage_plugin=STORAGES[self.storage])
             if self.compress:
                 writer.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
@@ -186,17 +202,17 @@ class BagWriter:
         self._connections = {
             topic: writer.add_connection(topic, msgtype, typestore=self.typestore,
                                          offered_qos_profiles=offered)
-            for topic, (msgtype, offered) in self._topics.items()}
+            for topic, (msgtype, offered, _) in self._topics.items()}
         return writer
 
     def _close_part(self) -> None:
         """Close the file being written and move it into the bag's folder."""
         part = self._parts[-1]
-        staging = self._staging(part)
+        staged = staged_file(self.path, part.name)
         try:
             self._writer.close()
-            (staging / f'{staging.name}{self._suffix}').replace(self.path / part.name)
-            shutil.rmtree(staging)
+            staged.replace(self.path / part.name)
+            shutil.rmtree(staged.parent)
         except OSError as exc:
             msg = f'{self.path}: cannot close {part.name} ({exc.strerror or exc})'
             raise RecordingError(msg) from exc
@@ -206,9 +222,11 @@ class BagWriter:
         if topic in self._topics:
             return
         self._register(msgtype)
-        self._topics[topic] = (msgtype, [qos.as_rosbags()])
+        offered = [qos.as_rosbags()]
+        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
+        self._topics[topic] = (msgtype, offered, dump_qos(offered))
         self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=self._topics[topic][1])
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=offered)
         self.counts[topic] = 0
 
     def has_topic(self, topic: str) -> bool:
@@ -243,8 +261,8 @@ class BagWriter:
         up to the last chunk written; ``close`` replaces it with the final one. SQLite keeps
         nothing before closing, so its bags get none."""
         if self.storage == 'mcap':
-            staging = self._staging(self._parts[-1])
-            self._write_metadata(f'{staging.name}/{staging.name}{self._suffix}')
+            staged = staged_file(self.path, self._parts[-1].name)
+            self._write_metadata(str(staged.relative_to(self.path)))
 
     def close(self) -> BagSummary:
         """Close the last file, write the metadata; the summary of what the bag holds."""
@@ -256,7 +274,6 @@ class BagWriter:
     def _write_metadata(self, last_file: str) -> None:
         """rosbag2's ``metadata.yaml``: every file (the last one at ``last_file``, relative to
         the bag's folder), every topic with its count and offered QoS."""
-        dump_qos = dump_qos_v9 if self.version >= 9 else dump_qos_v8
         files = [part.entry() for part in self._parts]
         files[-1]['path'] = last_file
         starts = [part.first_ns for part in self._parts if part.first_ns is not None]
@@ -264,10 +281,10 @@ class BagWriter:
         end = max((part.last_ns for part in self._parts), default=0)
         topics = [{'topic_metadata': {
             'name': topic, 'type': msgtype, 'serialization_format': 'cdr',
-            'offered_qos_profiles': dump_qos(offered),
+            'offered_qos_profiles': offered_dumped,
             'type_description_hash': self._connections[topic].digest},
             'message_count': self.counts[topic]}
-            for topic, (msgtype, offered) in self._topics.items()]
+            for topic, (msgtype, _, offered_dumped) in self._topics.items()]
         information = {
             'version': self.version, 'storage_identifier': self.storage,
             'relative_file_paths': [entry['path'] for entry in files],
@@ -277,14 +294,7 @@ class BagWriter:
             'compression_format': 'zstd' if self.compress else '',
             'compression_mode': 'message' if self.compress else '',
             'files': files, 'custom_data': None, 'ros_distro': 'rosbags'}
-        staged = self.path / 'metadata.yaml.tmp'
-        try:
-            staged.write_text(yaml.dump({'rosbag2_bagfile_information': information},
-                                        Dumper=SafeDumper, sort_keys=False))
-            staged.replace(self.path / 'metadata.yaml')
-        except OSError as exc:
-            msg = f'{self.path}: cannot write metadata.yaml ({exc.strerror or exc})'
-            raise RecordingError(msg) from exc
+        write_metadata(self.path, {'rosbag2_bagfile_information': information})
 
     def _register(self, msgtype: str) -> None:
         """Make ``msgtype`` and every type it nests known to the typestore."""

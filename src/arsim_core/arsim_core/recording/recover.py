@@ -21,9 +21,7 @@ from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from mcap.writer import CompressionType, Writer
 
-from arsim_core.recording.bag import RecordingError
-
-METADATA = 'metadata.yaml'
+from arsim_core.recording.bag import METADATA, RecordingError, write_metadata
 
 
 def recover(bag: Path) -> dict[str, int]:
@@ -57,9 +55,7 @@ def recover(bag: Path) -> dict[str, int]:
     ends = [s + entry['duration']['nanoseconds'] for s, entry in zip(starts, files, strict=True)]
     info['starting_time'] = {'nanoseconds_since_epoch': min(starts)}
     info['duration'] = {'nanoseconds': max(ends) - min(starts)}
-    staged = bag / f'{METADATA}.tmp'
-    staged.write_text(yaml.safe_dump(document, sort_keys=False))
-    staged.replace(bag / METADATA)
+    write_metadata(bag, document)
     return dict(counts)
 
 

@@ -230,7 +230,6 @@ class Recorder(Node):
                 self.get_logger().error(str(exc))
         super().destroy_node()
 
-
     def _completeness_text(self) -> str:
         held = self.completeness.held_ns
         if held is None:

@@ -61,8 +61,7 @@ class SensorNode(CountingNode):
             REPUBLISHERS[spec.kind](SensorContext(
                 node=self, spec=spec, car=name, topic=self.names.sensor_topics[spec.name],
                 frame=self.names.sensor_frames[spec.name], base_frame=self.names.base_frame,
-                world_frame=scenario.topic_map.world_frame,
-                frame_period_ns=scenario.frame_period_ns, seed=1000 * self.car.index + index,
+                seed=1000 * self.car.index + index,
                 wheelbase=self.car.profile.vehicle.params.body.wheelbase, scenario=scenario))
             for index, spec in enumerate(self.car.profile.sensors)]
         # Messages are filled once and only their changing fields are set per frame.

@@ -29,11 +29,17 @@ class SensorContext:
     topic: str  # from the topic map (sensor_topic template or override)
     frame: str  # from the topic map (sensor_frame template or override)
     base_frame: str
-    world_frame: str
-    frame_period_ns: int
     seed: int
     wheelbase: float  # the car's, from its profile's CarParameters.body
-    scenario: Scenario  # the whole simulation: other cars, the track's topic
+    scenario: Scenario  # the whole simulation: other cars, the track's topic, the frame rate
+
+    @property
+    def world_frame(self) -> str:
+        return self.scenario.topic_map.world_frame
+
+    @property
+    def frame_period_ns(self) -> int:
+        return self.scenario.frame_period_ns
 
     def due(self, step: int) -> bool:
         """Whether a sensor the backend does not render is due at ``step`` (rate_hz divides

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import yaml
 
+from arsim_core.engine.randomization import KEYS, RANGE_KEYS, Randomization
 from arsim_core.errors import ConfigError
 from arsim_gym.env import RaceEnv
-from arsim_gym.randomization import KEYS, RANGE_KEYS, Randomization
 
 MakeEnv = Callable[..., RaceEnv]
 FULL = {'friction': [0.8, 1.1], 'mass_scale': [0.9, 1.1], 'max_acceleration': [7.0, 9.51],

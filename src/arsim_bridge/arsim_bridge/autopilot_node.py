@@ -3,9 +3,9 @@ simulation started without a stack (to watch it, to try a track) races at once.
 
 It drives as a user's stack does, on the car's own topics: each 2D scan in, one
 AckermannDriveStamped out on the car's drive topic, stamped with the scan's time, so the
-bridge's lockstep waits for it like for any driver. The driver is ``FollowTheGap`` of
-``arsim_core.policies``, the gym's opponent, at the car's steering limit and a share of its top
-speed.
+bridge's lockstep waits for it like for any driver. The driver is
+``arsim_core.policies.autopilot``: the gym's follow-the-gap opponent at the car's steering
+limit and a share of its top speed.
 """
 
 from __future__ import annotations
@@ -20,12 +20,7 @@ from sensor_msgs.msg import LaserScan
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node
-from arsim_core.config.scenario import CarSpec
-from arsim_core.config.sensors import Lidar2DSpec
-from arsim_core.errors import ArsimError
-from arsim_core.policies import FollowTheGap
-
-SPEED_SCALE = 0.4  # of the car's top speed: fast enough to race, slow enough to stay on track
+from arsim_core.policies import FollowTheGap, autopilot
 
 
 class Autopilot(Node):
@@ -34,16 +29,12 @@ class Autopilot(Node):
         scenario = declare_scenario(self)
         driven = []
         for car in scenario.cars:
-            scan = next((s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)), None)
-            if scan is None:
-                msg = (f'autopilot: car {car.name!r} ({car.profile.source}) has no 2D LiDAR '
-                       f'to drive by')
-                raise ArsimError(msg)
+            scan, policy = autopilot(car)
             drive = self.create_publisher(AckermannDriveStamped, car.names.drive_topic,
                                           qos.STREAM)
             topic = car.names.sensor_topics[scan.name]
             self.create_subscription(LaserScan, topic, functools.partial(
-                self._on_scan, _policy(car, scan), drive), qos.SENSOR)
+                self._on_scan, policy, drive), qos.SENSOR)
             driven.append(f'{car.name} ({topic} -> {car.names.drive_topic})')
         self.get_logger().info(f'autopilot (follow the gap) drives {", ".join(driven)}')
 
@@ -54,14 +45,6 @@ class Autopilot(Node):
         command.header.frame_id = scan.header.frame_id
         command.drive.steering_angle, command.drive.speed = float(steering), float(speed)
         drive.publish(command)
-
-
-def _policy(car: CarSpec, scan: Lidar2DSpec) -> FollowTheGap:
-    vehicle = car.profile.vehicle
-    return FollowTheGap(angle_min=scan.angle_min, angle_increment=scan.angle_increment,
-                        max_steering=vehicle.params.steering.max_angle,
-                        max_speed=vehicle.params.longitudinal.max_speed, range_max=scan.range_max,
-                        speed_scale=SPEED_SCALE)
 
 
 def main() -> int:

@@ -11,7 +11,10 @@ from bisect import bisect_right
 
 import numpy as np
 
+from arsim_core.config.scenario import CarSpec
+from arsim_core.config.sensors import Lidar2DSpec
 from arsim_core.engine.state import CarState
+from arsim_core.errors import ArsimError
 
 GRAVITY = 9.81  # [m/s^2]
 
@@ -348,3 +351,22 @@ class FollowTheGap:
         speed = self.max_speed * self.speed_scale * narrow * turning
         speed = min(speed, ahead / self.headway)
         return steer, speed
+
+
+# of the car's top speed: fast enough to race, slow enough to stay on the track
+AUTOPILOT_SPEED_SCALE = 0.4
+
+
+def autopilot(car: CarSpec) -> tuple[Lidar2DSpec, FollowTheGap]:
+    """The built-in driver of ``car`` (``autopilot: follow_the_gap``, ``arsim-dataset
+    generate``): follow the gap on its first 2D LiDAR, at its steering limit and a share of its
+    top speed."""
+    scan = next((s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)), None)
+    if scan is None:
+        msg = f'autopilot: car {car.name!r} ({car.profile.source}) has no 2D LiDAR to drive by'
+        raise ArsimError(msg)
+    params = car.profile.vehicle.params
+    return scan, FollowTheGap(angle_min=scan.angle_min, angle_increment=scan.angle_increment,
+                              max_steering=params.steering.max_angle,
+                              max_speed=params.longitudinal.max_speed,
+                              range_max=scan.range_max, speed_scale=AUTOPILOT_SPEED_SCALE)

@@ -19,10 +19,10 @@ from gymnasium import spaces
 
 from arsim_core.dynamics._jit import kernel
 from arsim_core.engine import CarRaceStatus, Engine, Frame, InProcessRenderer
+from arsim_core.engine.randomization import Draw, Randomization
 from arsim_core.policies import FollowTheGap, PurePursuit
 from arsim_core.track import Track
 from arsim_core.track.geometry import left_normals, offset
-from arsim_gym.randomization import Draw, Randomization
 from arsim_gym.rewards import Reward, make_reward
 from arsim_gym.setup import RaceSetup, build_race
 

@@ -1,4 +1,5 @@
-"""Domain randomisation on reset, declared in YAML (a file or a mapping)::
+"""Domain randomisation, declared in YAML (a file or a mapping): drawn on every reset of the
+Gymnasium environment, and once per run of ``arsim-dataset generate``::
 
     friction: [0.8, 1.1]          # tyre friction mu, uniform in the range
     mass_scale: [0.9, 1.1]        # mass and yaw inertia, scaled together
@@ -30,7 +31,7 @@ import numpy as np
 
 from arsim_core.config.fields import Section, load_section
 from arsim_core.dynamics import VehicleConfig
-from arsim_core.engine import Engine
+from arsim_core.engine.engine import Engine
 from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
 
@@ -134,11 +135,14 @@ class Randomization:
     random_seeds: tuple[int, int] | None
 
     @classmethod
-    def load(cls, source: Mapping[str, Any] | str | Path | None) -> Randomization:
-        """From a mapping or a YAML file; errors name the file (or 'randomization') and key."""
+    def load(cls, source: Section | Mapping[str, Any] | str | Path | None) -> Randomization:
+        """From a mapping, a YAML file or a section of one; errors name the file (or
+        'randomization') and key."""
         if source is None:
             return cls({}, {}, None, (), None)
-        if isinstance(source, (str, Path)):
+        if isinstance(source, Section):
+            root = source
+        elif isinstance(source, (str, Path)):
             root = load_section(Path(source))
         else:
             root = Section(dict(source), 'randomization')

@@ -37,7 +37,12 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time
 from arsim_bridge.msg_definitions import message_class, message_text
 from arsim_core.errors import ArsimError
-from arsim_core.recording.bag import BagSummary, BagWriter, RecordingError, TopicQos
+from arsim_core.recording.bag import (
+    BagSummary,
+    BagWriter,
+    RecordingError,
+    recorded_qos,
+)
 from arsim_core.recording.ledger import (
     INTERNAL_TOPICS,
     PUBLISHED_TOPIC,
@@ -67,12 +72,7 @@ class Recorder(Node):
             msg = 'recorder: the scenario names no recording.directory'
             raise ArsimError(msg)
         self.selection = recording.selection
-        size, duration = recording.max_bag_size_mib, recording.max_bag_duration_s
-        self.bag = BagWriter(
-            recording.directory, message_text, storage=recording.storage,
-            version=recording.bag_version, compress=recording.compress,
-            max_size_bytes=None if size is None else int(size * 2**20),
-            max_duration_ns=None if duration is None else int(duration * 1e9))
+        self.bag = BagWriter.for_recording(recording, recording.directory, message_text)
         self.summary: BagSummary | None = None
         self.skipped: set[str] = set()  # topics that cannot be recorded, named once
         self._raw_subscriptions: dict[str, Any] = {}  # topic -> its raw subscription
@@ -87,7 +87,7 @@ class Recorder(Node):
         self._held_at_last_look: int | None = None
         self.status_pub = self.create_publisher(RecordingStatus, STATUS_TOPIC, qos.LATCHED)
         if self.wanted('/clock'):
-            self.bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock', TopicQos(depth=100))
+            self.bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock', recorded_qos(latched=False))
         self._subscribe('/clock', ClockMessage, qos.CLOCK, self._on_clock)
         self.create_subscription(PublishedCounts, PUBLISHED_TOPIC, self._on_report, REPORTS)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -180,8 +180,7 @@ class Recorder(Node):
                       for p in publishers)
         try:
             message_type = message_class(type_name)
-            self.bag.add_topic(topic, type_name, TopicQos(transient_local=latched,
-                                                          depth=10 if latched else 100))
+            self.bag.add_topic(topic, type_name, recorded_qos(latched))
         except (ImportError, AttributeError, RecordingError) as exc:
             self.get_logger().warning(f'not recording {topic} ({type_name}): {exc}')
             self.skipped.add(topic)

@@ -148,7 +148,7 @@ class TrackNode(Node):
                         f'the {MAX_MAP_CELLS / 1e6:.0f} M a /map may hold)')
         return TrackMessages(
             grid=grid,
-            geometry=self._geometry(track, mesh),
+            geometry=geometry_message(track, mesh, self.world_frame),
             markers=self._markers(mesh),
             centerline=self._path(track.centerline),
             raceline=self._path(track.raceline),
@@ -166,18 +166,6 @@ class TrackNode(Node):
         cells.frombytes(np.ascontiguousarray(raster.data, dtype=np.int8).tobytes())
         grid.data = cells
         return grid
-
-    def _geometry(self, track: Track, mesh: TrackMesh) -> TrackGeometry:
-        msg = TrackGeometry(name=track.name)
-        msg.header.frame_id = self.world_frame
-        msg.vertices = array.array('f', np.asarray(mesh.vertices, np.float32).ravel().tobytes())
-        msg.triangles = array.array('I', np.asarray(mesh.triangles, np.uint32).ravel().tobytes())
-        msg.labels = array.array('B', np.asarray(mesh.labels, np.uint8).tobytes())
-        msg.start_pose = pose_2d(*track.start_pose)
-        msg.centerline = array.array('d', np.asarray(track.centerline, np.float64).ravel())
-        msg.width_left = array.array('d', np.asarray(track.width_left, np.float64))
-        msg.width_right = array.array('d', np.asarray(track.width_right, np.float64))
-        return msg
 
     def _markers(self, mesh: TrackMesh) -> MarkerArray:
         """DELETEALL first, so a switch to a track without, say, cones clears the old ones."""
@@ -256,6 +244,21 @@ def marker_triangles(mesh: TrackMesh,
     labels = mesh.labels[chosen]
     return {int(label): vertices[mesh.triangles[chosen[labels == label]]].reshape(-1, 3)
             for label in MARKER_COLOURS if np.any(labels == label)}
+
+
+def geometry_message(track: Track, mesh: TrackMesh, world_frame: str) -> TrackGeometry:
+    """The track as the bridge, the dynamics and the objects sensors take it: its labelled
+    mesh, start pose, centerline and widths."""
+    msg = TrackGeometry(name=track.name)
+    msg.header.frame_id = world_frame
+    msg.vertices = array.array('f', np.asarray(mesh.vertices, np.float32).ravel().tobytes())
+    msg.triangles = array.array('I', np.asarray(mesh.triangles, np.uint32).ravel().tobytes())
+    msg.labels = array.array('B', np.asarray(mesh.labels, np.uint8).tobytes())
+    msg.start_pose = pose_2d(*track.start_pose)
+    msg.centerline = array.array('d', np.asarray(track.centerline, np.float64).ravel())
+    msg.width_left = array.array('d', np.asarray(track.width_left, np.float64))
+    msg.width_right = array.array('d', np.asarray(track.width_right, np.float64))
+    return msg
 
 
 def main() -> int:

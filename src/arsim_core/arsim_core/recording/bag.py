@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
@@ -50,6 +50,9 @@ from rosbags.typesys.store import Typestore
 from arsim_core.errors import ArsimError
 from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES
 
+if TYPE_CHECKING:
+    from arsim_core.config.scenario import RecordingSettings
+
 STORAGES: Final = {name: StoragePlugin[name.upper()] for name in STORAGE_NAMES}
 _STORES: Final = {'humble': Stores.ROS2_HUMBLE, 'jazzy': Stores.ROS2_JAZZY,
                   'kilted': Stores.ROS2_KILTED}
@@ -75,6 +78,12 @@ class TopicQos:
                    QosDurability.TRANSIENT_LOCAL if self.transient_local
                    else QosDurability.VOLATILE,
                    _INFINITE, _INFINITE, QosLiveliness.AUTOMATIC, _INFINITE, False)
+
+
+def recorded_qos(latched: bool) -> TopicQos:
+    """The QoS a topic is recorded with: a latched topic's latched, any other as a stream whose
+    replay may burst."""
+    return TopicQos(transient_local=latched, depth=10 if latched else 100)
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,16 @@ class BagWriter:
             msg = f'{self.path}: cannot create the bag: {exc}'
             raise RecordingError(msg) from exc
         self._writer = self._open_part()
+
+    @classmethod
+    def for_recording(cls, recording: RecordingSettings, directory: Path,
+                      definition_of: Callable[[str], str]) -> BagWriter:
+        """A bag at ``directory`` as a scenario's ``recording:`` section asks for it."""
+        size, duration = recording.max_bag_size_mib, recording.max_bag_duration_s
+        return cls(directory, definition_of, storage=recording.storage,
+                   version=recording.bag_version, compress=recording.compress,
+                   max_size_bytes=None if size is None else int(size * 2**20),
+                   max_duration_ns=None if duration is None else int(duration * 1e9))
 
     @property
     def _suffix(self) -> str:

@@ -103,10 +103,12 @@ def boxes(semantic: NDArray[np.uint8], depth: NDArray[np.float32] | None = None,
 
 
 def _depth_edges(depth: NDArray[np.float32]) -> NDArray[np.bool_]:
-    """Pixels whose right or lower neighbour lies more than DEPTH_STEP_M away."""
+    """Pixels whose right or lower neighbour lies more than DEPTH_STEP_M away. Two sky pixels
+    (both inf) differ by NaN, which is no edge."""
     edges = np.zeros(depth.shape, bool)
-    edges[:, :-1] |= np.abs(np.diff(depth, axis=1)) > DEPTH_STEP_M
-    edges[:-1, :] |= np.abs(np.diff(depth, axis=0)) > DEPTH_STEP_M
+    with np.errstate(invalid='ignore'):
+        edges[:, :-1] |= np.abs(np.diff(depth, axis=1)) > DEPTH_STEP_M
+        edges[:-1, :] |= np.abs(np.diff(depth, axis=0)) > DEPTH_STEP_M
     return edges
 
 

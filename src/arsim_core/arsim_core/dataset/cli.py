@@ -22,6 +22,15 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument('out', type=Path, help='a new folder for the dataset')
     out.add_argument('--format', choices=FORMATS, default='yolo')
     out.add_argument('--sensor', help='only this camera or LiDAR (its topic, e.g. /camera)')
+    batch = commands.add_parser('generate', help='simulate the runs a spec file asks for, '
+                                                 'each into a bag of its own, side by side')
+    batch.add_argument('spec', type=Path, help='the spec (YAML, docs/datasets.md)')
+    batch.add_argument('out', type=Path, help='a folder for the bags and the manifest; '
+                                              'the same folder again resumes the batch')
+    batch.add_argument('--workers', type=_positive, help='runs at once on this machine '
+                                                         '(default: one per CPU)')
+    batch.add_argument('--ray', metavar='auto|ADDRESS',
+                       help='schedule the runs on a Ray cluster instead')
     fix = commands.add_parser('recover', help='make a bag whose recording was killed whole, '
                                               'for readers that need its index')
     fix.add_argument('bag', type=Path)
@@ -32,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arsim-dataset``."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command == 'generate':
+            return _generate(args)
         if args.command == 'recover':
             counts = recover(args.bag)
             print(f'{args.bag}: {sum(counts.values())} messages on {len(counts)} topics')
@@ -42,6 +53,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f'wrote {count} labelled frames to {args.out} ({args.format})')
     return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    """The batch runs simulate through the ROS nodes' publishing code (rclpy's message types,
+    no DDS), which lives with the launcher."""
+    from arsim_launch.generate import generate, summary
+
+    try:
+        manifest = generate(args.spec, args.out, args.workers, args.ray)
+    except KeyboardInterrupt:
+        print(f'arsim-dataset: stopped; the same command resumes the batch in {args.out}',
+              file=sys.stderr)
+        return 130
+    text, complete = summary(manifest)
+    print(text)
+    return 0 if complete else 1
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        msg = f'expected a whole number >= 1, got {value}'
+        raise argparse.ArgumentTypeError(msg)
+    return number
 
 
 if __name__ == '__main__':

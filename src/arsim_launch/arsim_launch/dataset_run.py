@@ -1,0 +1,234 @@
+"""One run of ``arsim-dataset generate``: a scenario simulated in this process, straight into
+a bag, with no DDS and no sockets, so any number of runs side by side cannot disturb each other.
+
+The engine (``arsim_core.engine``) integrates the cars and renders their sensors in process;
+the built-in driver (``arsim_core.policies.autopilot``) drives every car on its 2D scans; each
+frame goes through the publishing code of the ROS nodes (``arsim_bridge.car_outputs``), whose
+publishers here write into the bag (``arsim_bridge.bag_node``). So the bag holds the same
+topics, types, frames and QoS as ``record:=`` of the same scenario: /clock, odometry, /tf,
+/tf_static and every sensor's messages with their ground truth, and the final race results.
+What only the ROS nodes publish (the track's latched /map and markers, events, the robot
+description) is not in it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rosgraph_msgs.msg import Clock
+
+from arsim_bridge import qos
+from arsim_bridge.bag_node import BagNode, BagRecording
+from arsim_bridge.bridge_node import race_status
+from arsim_bridge.car_outputs import CarOutputs
+from arsim_bridge.common import pose_2d, to_time
+from arsim_bridge.fanout import car_frame
+from arsim_bridge.msg_definitions import message_text
+from arsim_bridge.track_node import geometry_message
+from arsim_core import protocol
+from arsim_core.config.scenario import Scenario, load_scenario
+from arsim_core.config.sensors import Lidar2DSpec
+from arsim_core.engine import CarState, Engine, Frame, InProcessRenderer, TrackWorld
+from arsim_core.engine.randomization import Draw, Randomization
+from arsim_core.engine.render import RenderPoses
+from arsim_core.engine.schedule import SensorKey
+from arsim_core.messages import InitialSettings, UpdateReply
+from arsim_core.policies import FollowTheGap, autopilot
+from arsim_core.recording.bag import BagSummary, BagWriter
+from arsim_core.track import Track, load_track, track_mesh
+from arsim_launch.arguments import launch_overrides
+from arsim_launch.nodes import validate
+from arsim_launch.resources import resources_dir
+from arsim_msgs.msg import CarState as CarStateMsg
+from arsim_msgs.msg import RaceStatus
+
+DRIVERS = ('follow_the_gap', 'none')
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """What one run is: everything a worker needs, as plain values (it crosses processes and
+    machines as JSON)."""
+
+    index: int
+    seed: int
+    bag: str  # a new folder
+    scenario: str  # the scenario file
+    arguments: Mapping[str, str]  # launch arguments: track, cars, profile, topic_map
+    randomization: Mapping[str, Any] | str | None  # its keys, or a file of them
+    recording: Mapping[str, Any]  # the scenario's recording section, replaced key by key
+    duration_s: float
+    driver: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {'index': self.index, 'seed': self.seed, 'bag': self.bag,
+                'scenario': self.scenario, 'arguments': dict(self.arguments),
+                'randomization': dict(self.randomization)
+                if isinstance(self.randomization, Mapping) else self.randomization,
+                'recording': dict(self.recording),
+                'duration_s': self.duration_s, 'driver': self.driver}
+
+
+class KeptReplyRenderer:
+    """The in-process embedded backend through its protocol face, keeping each reply: the
+    republishers need the frames' descriptions (stamps, encodings), which the engine's
+    in-process shortcut leaves out."""
+
+    def __init__(self) -> None:
+        self.inner = InProcessRenderer()
+        self.backend = self.inner.backend  # the randomisation sets sensor noise on it
+        self.reply: protocol.Message | None = None
+
+    def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
+        return self.inner.start(settings, timeout_s)
+
+    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
+        self.inner.switch_track(step, time_ns, world)
+
+    def send(self, step: int, time_ns: int, poses: RenderPoses,
+             due: Sequence[SensorKey]) -> None:
+        self.inner.send(step, time_ns, poses, due)
+
+    def receive(self) -> protocol.Message:
+        self.reply = self.inner.receive()
+        return self.reply
+
+    def take(self) -> dict[str, UpdateReply]:
+        """The last reply's frames by car, once (nothing was due: none)."""
+        reply, self.reply = self.reply, None
+        return {} if reply is None else UpdateReply.from_wire(reply).by_car()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def run(job: Mapping[str, Any]) -> dict[str, Any]:
+    """Simulate ``job`` (``RunJob.to_json``) into its bag; what the run produced."""
+    spec = RunJob(**job)
+    started = time.monotonic()
+    draw = Randomization.load(spec.randomization).draw(np.random.default_rng(spec.seed))
+    scenario, track = _scenario(spec, draw)
+    renderer = KeptReplyRenderer()
+    engine = Engine(scenario, renderer, seed=spec.seed)
+    try:
+        engine.load_track(TrackWorld.from_track(track))
+        draw.apply(engine, dict(engine.configs))
+        writer = _Writer(scenario, engine, renderer, track, Path(spec.bag))
+        drivers = _drivers(scenario, spec.driver)
+        frame = engine.reset(draw.start_poses(engine.start_poses, track))
+        writer.write(frame)
+        last_step = round(spec.duration_s * 1e9 / engine.period_ns)
+        while frame.step < last_step:
+            for name, (scan, policy) in drivers.items():
+                ranges = frame.sensors.get(f'{name}/{scan.name}')
+                if ranges is not None:
+                    steering, speed = policy.act(np.asarray(ranges, np.float32))
+                    engine.drive(name, float(speed), float(steering))
+            frame = engine.advance()
+            writer.write(frame)
+        summary = writer.close(frame)
+    finally:
+        engine.close()
+    laps = {} if engine.metrics is None else \
+        {c.name: c.laps for c in engine.metrics.standings()}
+    return {'index': spec.index, 'seed': spec.seed, 'bag': spec.bag, 'track': track.name,
+            'cars': len(scenario.cars), 'frames': frame.step + 1,
+            'sim_s': frame.time_ns / 1e9, 'wall_s': time.monotonic() - started,
+            'messages': dict(summary.counts), 'bag_bytes': summary.size_bytes,
+            'laps': laps, 'drawn': dict(draw.values)}
+
+
+def _scenario(spec: RunJob, draw: Draw) -> tuple[Scenario, Track]:
+    """The run's scenario: the file with the launch arguments, the drawn track and number of
+    cars, and the recording section; and its track, loaded."""
+    resources = resources_dir()
+    settings = Path(spec.scenario)
+    arguments = dict(spec.arguments)
+    if draw.num_cars is not None:
+        arguments['cars'] = str(draw.num_cars)
+    if isinstance(draw.track, str):
+        arguments['track'] = draw.track
+    overrides = launch_overrides(arguments, settings, resources)
+    overrides['recording'] = {**overrides.get('recording', {}), **spec.recording}
+    overrides['recording'].pop('directory', None)
+    scenario = load_scenario(settings, resources, overrides)
+    if isinstance(draw.track, Track):
+        return scenario, draw.track
+    validate(scenario)
+    return scenario, load_track(scenario.track.name, resources / 'maps')
+
+
+def _drivers(scenario: Scenario, driver: str) -> dict[str, tuple[Lidar2DSpec, FollowTheGap]]:
+    if driver == 'none':
+        return {}
+    return {car.name: autopilot(car) for car in scenario.cars}
+
+
+def state_message(car: str, state: CarState, time_ns: int, world_frame: str) -> CarStateMsg:
+    """A car's pose and velocity as its dynamics node would say it."""
+    msg = CarStateMsg(car_id=car, steering_angle=float(state.steering_angle))
+    msg.header.stamp = to_time(time_ns)
+    msg.header.frame_id = world_frame
+    msg.pose = pose_2d(state.x, state.y, state.yaw)
+    msg.twist.linear.x, msg.twist.linear.y = float(state.vx), float(state.vy)
+    msg.twist.angular.z = float(state.yaw_rate)
+    return msg
+
+
+class _Writer:
+    """Frames into the bag, through the ROS nodes' publishing code."""
+
+    def __init__(self, scenario: Scenario, engine: Engine, renderer: KeptReplyRenderer,
+                 track: Track, path: Path) -> None:
+        self.scenario, self.engine, self.renderer = scenario, engine, renderer
+        self.world_frame = scenario.topic_map.world_frame
+        bag = BagWriter.for_recording(scenario.recording, path, message_text)
+        self.recording = BagRecording(bag, scenario.recording.selection)
+        bridge = self.recording.node('/arsim')
+        self.clock = bridge.create_publisher(Clock, '/clock', qos.CLOCK)
+        self.race = bridge.create_publisher(RaceStatus, scenario.topic_map.race_topic,
+                                            qos.LATCHED)
+        self.cars = {car.name: CarOutputs(self._car_node(car.names.odom_topic), scenario, car)
+                     for car in scenario.cars}
+        for outputs in self.cars.values():
+            outputs.publish_static()
+        self.recording.deliver(self._resolve(scenario.topic_map.track_topic),
+                               geometry_message(track, track_mesh(track),
+                                                scenario.topic_map.world_frame))
+        self._checkpoint_ns = 0
+
+    def _car_node(self, odom_topic: str) -> BagNode:
+        return self.recording.node('/arsim', {'odom': odom_topic})
+
+    def _resolve(self, topic: str) -> str:
+        return self.recording.node('/arsim').resolve(topic)
+
+    def write(self, frame: Frame) -> None:
+        self.recording.time_ns = frame.time_ns
+        self.clock.publish(Clock(clock=to_time(frame.time_ns)))
+        for car in self.scenario.cars:  # what the objects sensors hear from the dynamics
+            self.recording.deliver(self._resolve(car.names.state_topic),
+                                   state_message(car.name, frame.states[car.name],
+                                                 frame.time_ns, self.world_frame))
+        sensors = self.renderer.take()
+        for name, outputs in self.cars.items():
+            outputs.publish(frame.step, frame.time_ns,
+                            car_frame(name, frame.states[name], sensors.get(name)))
+        if frame.time_ns - self._checkpoint_ns >= 1_000_000_000:  # a killed run stays readable
+            self._checkpoint_ns = frame.time_ns
+            self.recording.bag.checkpoint()
+
+    def close(self, frame: Frame) -> BagSummary:
+        """The final race results (latched), then the bag closed."""
+        metrics, world = self.engine.metrics, self.engine.world
+        if metrics is not None and world is not None:
+            msg = race_status(metrics, world.name, final=True)
+            msg.header.stamp = to_time(frame.time_ns)
+            msg.header.frame_id = self.scenario.topic_map.world_frame
+            self.race.publish(msg)
+        return self.recording.bag.close()

@@ -1,0 +1,166 @@
+"""``arsim-dataset generate``: a spec of randomised runs becomes one complete bag per run, side
+by side in separate processes (or as Ray tasks), with a manifest that resumes a stopped batch.
+The bags are read with rosbags and with MCAP's own reader, as any user's tool would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from e2e.test_dataset_export import coned_track
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+from rosbags.highlevel import AnyReader
+from simharness import free_port, installed_resources
+
+CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.15], 'rate_hz': 10.0, 'width': 160,
+          'height': 120, 'fov_rad': 1.6, 'outputs': ['rgb', 'semantic', 'depth']}
+DURATION_S = 2.0
+FRAMES = int(DURATION_S * 40) + 1  # 40 Hz, t=0 included
+IMAGES = int(DURATION_S * 10) + 1
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A coned track and a car with a camera and 3D ground truth."""
+    folder = tmp_path_factory.mktemp('generate')
+    coned_track(folder / 'track')
+    resources = installed_resources()
+    profile = yaml.safe_load((resources / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors']['camera'] = CAMERA
+    profile['Sensors']['objects'] = {'type': 'objects', 'rate_hz': 10.0}
+    (folder / 'camera_car.yaml').write_text(yaml.safe_dump(profile))
+    return folder
+
+
+def write_spec(folder: Path, name: str = 'spec.yaml', **changes: object) -> Path:
+    spec = {'runs': 2, 'duration_s': DURATION_S, 'seed': 7, 'track': 'track',
+            'profile': str(folder / 'camera_car.yaml'),
+            'randomization': {'friction': [0.8, 1.1], 'scan_noise_std': [0.0, 0.01],
+                              'opponents': [1, 1]},
+            'recording': {'max_bag_duration_s': 60.0}, **changes}
+    path = folder / name
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def generate(spec: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'generate',
+                           str(spec), str(out), *args], capture_output=True, text=True,
+                          timeout=600, cwd=spec.parent)
+
+
+def manifest(out: Path) -> dict:
+    return json.loads((out / 'manifest.json').read_text())
+
+
+def check_bag(bag: Path) -> dict[str, int]:
+    """Every frame once, the camera's images with their ground truth, both cars in the 3D
+    ground truth; the counts per topic."""
+    with AnyReader([bag]) as reader:
+        counts = {c.topic: c.msgcount for c in reader.connections}
+        assert counts['/clock'] == counts['/scan'] == counts['/car2/scan'] == FRAMES
+        assert counts['/ego_racecar/odom'] == counts['/car2/odom'] == FRAMES
+        assert counts['/tf'] == 2 * FRAMES  # each car's odom -> base_link
+        for topic in ('/camera/image_raw', '/camera/semantic/image_raw', '/camera/detections',
+                      '/objects'):
+            assert counts[topic] == IMAGES, topic
+        latched = {c.topic for c in reader.connections
+                   if 'transient_local' in str(c.ext.offered_qos_profiles).lower()}
+        assert {'/tf_static', '/camera/legend', '/arsim/race'} <= latched
+        scans = [m for c, _, m in reader.messages(
+            [c for c in reader.connections if c.topic == '/scan'])]
+        assert len({m for m in scans}) == FRAMES  # one message per frame, none twice
+        classes = set()
+        objects = [c for c in reader.connections if c.topic == '/objects']
+        for connection, _, raw in reader.messages(objects):
+            detections = reader.deserialize(raw, connection.msgtype).detections
+            classes |= {d.results[0].hypothesis.class_id for d in detections}
+        assert {'blue_cone', 'yellow_cone', 'car'} <= classes
+    with open(next(bag.glob('*.mcap')), 'rb') as stream:  # MCAP's own reader, too
+        decoded = sum(1 for _ in make_reader(stream, decoder_factories=[DecoderFactory()])
+                      .iter_decoded_messages(topics=['/camera/detections']))
+    assert decoded == IMAGES
+    return counts
+
+
+def test_a_batch_writes_a_complete_bag_per_run_and_resumes_where_it_stopped(
+        workspace: Path) -> None:
+    spec, out = write_spec(workspace), workspace / 'out'
+    done = generate(spec, out, '--workers', '2')
+    assert done.returncode == 0, done.stderr
+    assert '2 of 2 runs done' in done.stdout
+    runs = manifest(out)['runs']
+    assert [r['state'] for r in runs] == ['done', 'done']
+    assert [r['seed'] for r in runs] == [7, 8]
+    for run in runs:
+        result = run['result']
+        assert result['frames'] == FRAMES and result['cars'] == 2
+        assert 0.8 <= result['drawn']['friction'] <= 1.1
+        assert check_bag(Path(run['bag']))['/camera/image_raw'] == IMAGES
+    assert runs[0]['result']['drawn'] != runs[1]['result']['drawn']
+
+    # A batch stopped during its second run: that run starts again, the first is kept.
+    kept = Path(runs[0]['bag']) / 'metadata.yaml'
+    kept_stamp = kept.stat().st_mtime_ns
+    stopped = manifest(out)
+    stopped['runs'][1] = {k: v for k, v in stopped['runs'][1].items() if k != 'result'}
+    stopped['runs'][1]['state'] = 'pending'
+    (out / 'manifest.json').write_text(json.dumps(stopped))
+    (Path(runs[1]['bag']) / 'metadata.yaml').unlink()
+    again = generate(spec, out)
+    assert again.returncode == 0, again.stderr
+    assert '1 of 2 runs already done' in again.stdout
+    assert kept.stat().st_mtime_ns == kept_stamp
+    resumed = manifest(out)['runs']
+    assert resumed[1]['state'] == 'done'
+    assert resumed[1]['result']['drawn'] == runs[1]['result']['drawn']  # same seed, same draw
+    check_bag(Path(resumed[1]['bag']))
+
+    # Another spec never mixes its runs into this folder.
+    other = generate(write_spec(workspace, 'other.yaml', duration_s=1.0), out)
+    assert other.returncode == 1
+    assert 'holds runs of another spec' in other.stderr
+
+
+@pytest.mark.parametrize(('change', 'expected'), [
+    ({'runs': 0}, 'runs: expected an integer >= 1, got 0'),
+    ({'colour': 'red'}, 'colour: unknown key'),
+    ({'driver': 'fast'}, "driver: expected one of ['follow_the_gap', 'none']"),
+    ({'randomization': {'friction': [1.2, 0.8]}}, 'randomization.friction'),
+    ({'track': 'no_such_track'}, 'no_such_track'),
+    ({'recording': {'storage': 'tape'}}, 'recording.storage'),
+])
+def test_a_bad_spec_is_one_error_naming_the_file_and_key(workspace: Path, change: dict,
+                                                         expected: str) -> None:
+    spec = write_spec(workspace, 'bad.yaml', **change)
+    done = generate(spec, workspace / 'never')
+    assert done.returncode == 1
+    assert str(spec) in done.stderr and expected in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_same_runs_go_to_a_ray_cluster(workspace: Path) -> None:
+    """A small local Ray cluster, started here as a user starts theirs."""
+    ray = shutil.which('ray', path=os.path.dirname(sys.executable)) or 'ray'
+    port = free_port()
+    env = {**os.environ, 'RAY_USAGE_STATS_ENABLED': '0'}
+    started = subprocess.run([ray, 'start', '--head', f'--port={port}', '--num-cpus=2',
+                              '--include-dashboard=false', '--disable-usage-stats'],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert started.returncode == 0, started.stderr
+    try:
+        spec, out = write_spec(workspace, 'ray.yaml', duration_s=DURATION_S), workspace / 'ray'
+        done = generate(spec, out, '--ray', f'127.0.0.1:{port}')
+        assert done.returncode == 0, done.stderr
+        assert '2 of 2 runs done' in done.stdout
+        for run in manifest(out)['runs']:
+            check_bag(Path(run['bag']))
+    finally:
+        subprocess.run([ray, 'stop', '--force'], capture_output=True, timeout=60, env=env)

@@ -154,8 +154,8 @@ def _scenario(spec: RunJob, draw: Draw) -> tuple[Scenario, Track]:
     if isinstance(draw.track, str):
         arguments['track'] = draw.track
     overrides = launch_overrides(arguments, settings, resources)
-    overrides['recording'] = {**overrides.get('recording', {}), **spec.recording}
-    overrides['recording'].pop('directory', None)
+    overrides['recording'] = {**overrides.get('recording', {}), **spec.recording,
+                              'directory': spec.bag}
     scenario = load_scenario(settings, resources, overrides)
     if isinstance(draw.track, Track):
         return scenario, draw.track

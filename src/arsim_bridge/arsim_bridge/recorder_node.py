@@ -37,6 +37,7 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time
 from arsim_bridge.msg_definitions import message_class, message_text
 from arsim_core.errors import ArsimError
+from arsim_core.memory import keep_large_buffers
 from arsim_core.recording.bag import (
     BagSummary,
     BagWriter,
@@ -246,4 +247,5 @@ class Recorder(Node):
 
 
 def main() -> int:
+    keep_large_buffers()  # every image is copied into the bag several times
     return run_node(Recorder)

@@ -21,12 +21,15 @@ from arsim_bridge.fanout import car_topic, decode_car_frame
 from arsim_bridge.ledger import CountingNode
 from arsim_core.errors import ProtocolError
 from arsim_core.heartbeat import Heartbeat
+from arsim_core.memory import keep_large_buffers
 from arsim_core.messages import FanoutFrame
 from arsim_core.recording.ledger import sensors_publisher
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set
-# before any node of this process initialises rclpy (also when a container imports it).
+# before any node of this process initialises rclpy (also when a container imports it). They
+# are copied into messages every frame: kept in the heap, not faulted in afresh each time.
 dds.prefer_large_shared_memory()
+keep_large_buffers()
 
 THREAD_STOP_S = 5.0  # the receive thread checks for a stop every 0.1 s between frames
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,8 +92,7 @@ def check_bag(bag: Path) -> dict[str, int]:
     return counts
 
 
-def test_a_batch_writes_a_complete_bag_per_run_and_resumes_where_it_stopped(
-        workspace: Path) -> None:
+def test_a_batch_writes_a_complete_bag_per_run_side_by_side(workspace: Path) -> None:
     spec, out = write_spec(workspace), workspace / 'out'
     done = generate(spec, out, '--workers', '2')
     assert done.returncode == 0, done.stderr
@@ -106,27 +107,37 @@ def test_a_batch_writes_a_complete_bag_per_run_and_resumes_where_it_stopped(
         assert check_bag(Path(run['bag']))['/camera/image_raw'] == IMAGES
     assert runs[0]['result']['drawn'] != runs[1]['result']['drawn']
 
-    # A batch stopped during its second run: that run starts again, the first is kept.
-    kept = Path(runs[0]['bag']) / 'metadata.yaml'
-    kept_stamp = kept.stat().st_mtime_ns
-    stopped = manifest(out)
-    stopped['runs'][1] = {k: v for k, v in stopped['runs'][1].items() if k != 'result'}
-    stopped['runs'][1]['state'] = 'pending'
-    (out / 'manifest.json').write_text(json.dumps(stopped))
-    (Path(runs[1]['bag']) / 'metadata.yaml').unlink()
-    again = generate(spec, out)
-    assert again.returncode == 0, again.stderr
-    assert '1 of 2 runs already done' in again.stdout
-    assert kept.stat().st_mtime_ns == kept_stamp
-    resumed = manifest(out)['runs']
-    assert resumed[1]['state'] == 'done'
-    assert resumed[1]['result']['drawn'] == runs[1]['result']['drawn']  # same seed, same draw
-    check_bag(Path(resumed[1]['bag']))
-
     # Another spec never mixes its runs into this folder.
     other = generate(write_spec(workspace, 'other.yaml', duration_s=1.0), out)
     assert other.returncode == 1
     assert 'holds runs of another spec' in other.stderr
+
+
+def test_ctrl_c_stops_a_batch_and_the_same_command_resumes_it(workspace: Path) -> None:
+    spec, out = write_spec(workspace, 'long.yaml', duration_s=3 * DURATION_S), workspace / 'cut'
+    batch = subprocess.Popen([sys.executable, '-m', 'arsim_core.dataset.cli', 'generate',
+                              str(spec), str(out), '--workers', '1'], start_new_session=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not (out / 'manifest.json').exists() or manifest(out)['runs'][0]['state'] != 'done':
+        assert batch.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    os.killpg(batch.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the batch and its workers
+    _, err = batch.communicate(timeout=60)
+    assert batch.returncode == 130, err
+    assert 'the same command resumes the batch' in err
+    assert [r['state'] for r in manifest(out)['runs']] == ['done', 'pending']
+    kept = Path(manifest(out)['runs'][0]['bag']) / 'metadata.yaml'
+    kept_stamp = kept.stat().st_mtime_ns
+
+    again = generate(spec, out)
+    assert again.returncode == 0, again.stderr
+    assert '1 of 2 runs already done' in again.stdout
+    assert kept.stat().st_mtime_ns == kept_stamp
+    runs = manifest(out)['runs']
+    assert [r['state'] for r in runs] == ['done', 'done']
+    for run in runs:
+        assert run['result']['frames'] == int(3 * DURATION_S * 40) + 1
 
 
 @pytest.mark.parametrize(('change', 'expected'), [

@@ -22,9 +22,9 @@ import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from arsim_launch.dataset_run import DRIVERS, RunJob
 from arsim_launch.resources import default_settings, resources_dir
 
 MANIFEST = 'manifest.json'
+POLL_S = 0.1  # how often the local pool is looked at for finished runs
 ARGUMENTS = ('track', 'cars', 'profile', 'topic_map')
 KEYS = ('scenario', 'runs', 'duration_s', 'seed', 'driver', 'randomization', 'recording',
         *ARGUMENTS)
@@ -150,28 +151,32 @@ class Manifest:
         staged.replace(self.path)
 
 
-def run_locally(jobs: list[RunJob], workers: int) -> Iterator[Outcome]:
-    """Each job in a process of its own pool (spawned: nothing inherited), as they finish."""
+def run_locally(jobs: list[RunJob], workers: int, stop: threading.Event) -> Iterator[Outcome]:
+    """Each job in a process of a pool (spawned: nothing inherited), as they finish. When the
+    batch stops early (Ctrl-C, SIGTERM), the runs still going are killed with the pool: their
+    bags are incomplete, and the next command starts them again."""
     from arsim_launch.dataset_run import run
 
-    context = multiprocessing.get_context('spawn')
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: dict[Future[dict[str, Any]], RunJob] = {
-            pool.submit(run, job.to_json()): job for job in jobs}
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    job = pending.pop(future)
-                    error = future.exception()
-                    yield (job, None, _describe(error)) if error is not None \
-                        else (job, future.result(), None)
-        finally:
-            for future in pending:
-                future.cancel()
+    pool = multiprocessing.get_context('spawn').Pool(workers)
+    try:
+        pending = {job.index: (job, pool.apply_async(run, (job.to_json(),))) for job in jobs}
+        while pending and not stop.is_set():
+            finished = [index for index, (_, result) in pending.items() if result.ready()]
+            if not finished:
+                time.sleep(POLL_S)
+            for index in finished:
+                job, result = pending.pop(index)
+                try:
+                    yield job, result.get(), None
+                except Exception as exc:  # a run's failure is its own, not the batch's
+                    yield job, None, _describe(exc)
+        pool.close()
+        pool.join()
+    finally:
+        pool.terminate()
 
 
-def run_on_ray(jobs: list[RunJob], address: str) -> Iterator[Outcome]:
+def run_on_ray(jobs: list[RunJob], address: str, stop: threading.Event) -> Iterator[Outcome]:
     """Each job as a Ray task of one CPU on the cluster at ``address`` (``auto``: the one this
     machine belongs to), as they finish. OUT must be a folder every node writes to."""
     try:
@@ -182,11 +187,12 @@ def run_on_ray(jobs: list[RunJob], address: str) -> Iterator[Outcome]:
     from arsim_launch.dataset_run import run
 
     ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    pending: dict[Any, RunJob] = {}
     try:
         task = ray.remote(num_cpus=1, max_retries=0)(run)
         pending = {task.remote(job.to_json()): job for job in jobs}
-        while pending:
-            finished, _ = ray.wait(list(pending), num_returns=1)
+        while pending and not stop.is_set():
+            finished, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
             for ref in finished:
                 job = pending.pop(ref)
                 try:
@@ -194,6 +200,8 @@ def run_on_ray(jobs: list[RunJob], address: str) -> Iterator[Outcome]:
                 except Exception as exc:  # a task's failure is its run's, not the batch's
                     yield job, None, _describe(getattr(exc, 'cause', None) or exc)
     finally:
+        for ref in pending:  # a batch stopped early leaves no task running on the cluster
+            ray.cancel(ref, force=True)
         ray.shutdown()
 
 
@@ -202,9 +210,11 @@ def _describe(error: BaseException) -> str:
 
 
 def generate(spec_path: Path, out: Path, workers: int | None = None,
-             ray_address: str | None = None,
+             ray_address: str | None = None, stop: threading.Event | None = None,
              report: Callable[[str], None] = print) -> Manifest:
-    """Run every job of the spec not done yet in ``out``; the manifest at the end."""
+    """Run every job of the spec not done yet in ``out``; the manifest at the end. Setting
+    ``stop`` ends the batch early (KeyboardInterrupt), the runs still going abandoned."""
+    stop = stop or threading.Event()
     out = out.resolve()
     spec = load_spec(spec_path.resolve(), out)
     out.mkdir(parents=True, exist_ok=True)
@@ -219,7 +229,8 @@ def generate(spec_path: Path, out: Path, workers: int | None = None,
     if not todo:
         return manifest
     workers = workers or min(len(todo), os.cpu_count() or 1)
-    outcomes = run_on_ray(todo, ray_address) if ray_address else run_locally(todo, workers)
+    outcomes = run_on_ray(todo, ray_address, stop) if ray_address \
+        else run_locally(todo, workers, stop)
     started = time.monotonic()
     frames = 0
     with _progress(len(spec.jobs), kept) as bar:
@@ -231,6 +242,8 @@ def generate(spec_path: Path, out: Path, workers: int | None = None,
                 continue
             frames += result['frames']
             bar.set_postfix_str(f'{frames / (time.monotonic() - started):.0f} frames/s')
+    if stop.is_set():
+        raise KeyboardInterrupt
     return manifest
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arsim_core.dataset.export import FORMATS, export
+from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError
 from arsim_core.recording.recover import recover
 
@@ -60,8 +61,9 @@ def _generate(args: argparse.Namespace) -> int:
     no DDS), which lives with the launcher."""
     from arsim_launch.generate import generate, summary
 
+    stop = stop_on_signals()  # SIGTERM stops the batch as Ctrl-C does
     try:
-        manifest = generate(args.spec, args.out, args.workers, args.ray)
+        manifest = generate(args.spec, args.out, args.workers, args.ray, stop)
     except KeyboardInterrupt:
         print(f'arsim-dataset: stopped; the same command resumes the batch in {args.out}',
               file=sys.stderr)

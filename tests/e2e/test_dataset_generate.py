@@ -75,7 +75,8 @@ def check_bag(bag: Path) -> dict[str, int]:
             assert counts[topic] == IMAGES, topic
         latched = {c.topic for c in reader.connections
                    if 'transient_local' in str(c.ext.offered_qos_profiles).lower()}
-        assert {'/tf_static', '/camera/legend', '/arsim/race'} <= latched
+        assert {'/tf_static', '/camera/legend', '/arsim/race', '/map'} <= latched
+        assert counts['/map'] == 1
         scans = [m for c, _, m in reader.messages(
             [c for c in reader.connections if c.topic == '/scan'])]
         assert len({m for m in scans}) == FRAMES  # one message per frame, none twice

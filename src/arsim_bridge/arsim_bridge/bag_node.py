@@ -22,8 +22,9 @@ from arsim_core.recording.settings import TopicSelection
 
 
 class BagRecording:
-    """One bag being written by several stand-in nodes, at one sim time. What the nodes would
-    hear from other nodes (the track, the other cars' states) the caller ``deliver``s."""
+    """One bag being written by several stand-in nodes, at one sim time. What one stand-in
+    publishes reaches the others' subscriptions (the track for the objects sensors); what
+    other processes would publish (the cars' states) the caller ``deliver``s."""
 
     def __init__(self, bag: BagWriter, selection: TopicSelection) -> None:
         self.bag = bag
@@ -50,16 +51,17 @@ class BagPublisher:
     def publish(self, msg: Any) -> None:
         recording = self.recording
         recording.bag.write(self.topic, recording.time_ns, serialize_message(msg))
+        recording.deliver(self.topic, msg)
 
 
 class UnrecordedPublisher:
-    """A topic the recording does not keep: its messages go nowhere."""
+    """A topic the recording does not keep: its messages reach only the subscriptions."""
 
-    def __init__(self, topic: str) -> None:
-        self.topic = topic
+    def __init__(self, recording: BagRecording, topic: str) -> None:
+        self.recording, self.topic = recording, topic
 
     def publish(self, msg: Any) -> None:
-        del msg
+        self.recording.deliver(self.topic, msg)
 
 
 class BagNode:
@@ -80,7 +82,7 @@ class BagNode:
                          qos_profile: QoSProfile) -> BagPublisher | UnrecordedPublisher:
         name = self.resolve(topic)
         if not self.recording.selection.wants(name):
-            return UnrecordedPublisher(name)
+            return UnrecordedPublisher(self.recording, name)
         latched = qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
         self.recording.bag.add_topic(name, type_name(msg_type), recorded_qos(latched))
         return BagPublisher(self.recording, name)

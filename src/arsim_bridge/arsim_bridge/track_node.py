@@ -24,6 +24,7 @@ import math
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped
@@ -34,6 +35,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, pose_2d, run_node
+from arsim_core.config.scenario import Scenario
 from arsim_core.errors import ArsimError, TrackError
 from arsim_core.track import (
     LABEL_BARRIER,
@@ -81,52 +83,19 @@ class TrackMessages:
     summary: str
 
 
-class TrackNode(Node):
-    """Publishes one track at a time; ``load_track`` replaces it as a whole or not at all."""
+class TrackOutputs:
+    """The track's latched topics: built from a track in full, then published. The publishers
+    come from any object with rclpy's ``create_publisher``: the track loader, or the bag writer
+    of ``arsim-dataset generate``."""
 
-    def __init__(self) -> None:
-        super().__init__('track_loader')
-        scenario = declare_scenario(self)
+    def __init__(self, node: Any, scenario: Scenario) -> None:
         self.world_frame = scenario.topic_map.world_frame
         self.resolution = scenario.track.map_resolution
-        self.maps_dir = scenario.resources / 'maps'
-        self.map_pub = self.create_publisher(OccupancyGrid, 'map', qos.LATCHED)
-        self.track_pub = self.create_publisher(TrackGeometry, 'track', qos.LATCHED)
-        self.marker_pub = self.create_publisher(MarkerArray, 'track_markers', qos.LATCHED)
-        self.centerline_pub = self.create_publisher(Path, 'centerline', qos.LATCHED)
-        self.raceline_pub = self.create_publisher(Path, 'raceline', qos.LATCHED)
-        # A start-up track that does not load is a configuration error: it propagates and
-        # run_node turns it into one fatal line and a non-zero exit.
-        messages = self.build(load_track(scenario.track.name, self.maps_dir))
-        self.publish(messages)
-        self.get_logger().info(messages.summary)
-        self.create_service(LoadTrack, 'load_track', self.on_load_track)
-
-    def on_load_track(self, request: LoadTrack.Request,
-                      response: LoadTrack.Response) -> LoadTrack.Response:
-        """Load, build, then publish; any failure leaves the published track untouched."""
-        spec = request.track.strip()
-        started = time.monotonic()
-        try:
-            if not spec:
-                msg = 'no track given: name a folder in maps/ or a path to a track'
-                raise TrackError(msg)
-            messages = self.build(load_track(spec, self.maps_dir))
-        except ArsimError as exc:
-            response.success, response.message = False, str(exc)
-            self.get_logger().warn(f'track {spec!r} not loaded, keeping the current one: {exc}')
-            return response
-        except Exception as exc:  # a loader bug must not take the simulation down
-            response.success = False
-            response.message = f'{spec}: unexpected {type(exc).__name__}: {exc}'
-            self.get_logger().error(f'track {spec!r} not loaded, keeping the current one:\n'
-                                    f'{traceback.format_exc()}')
-            return response
-        self.publish(messages)
-        response.success = True
-        response.message = f'{messages.summary} in {time.monotonic() - started:.2f} s'
-        self.get_logger().info(response.message)
-        return response
+        self.map_pub = node.create_publisher(OccupancyGrid, 'map', qos.LATCHED)
+        self.track_pub = node.create_publisher(TrackGeometry, 'track', qos.LATCHED)
+        self.marker_pub = node.create_publisher(MarkerArray, 'track_markers', qos.LATCHED)
+        self.centerline_pub = node.create_publisher(Path, 'centerline', qos.LATCHED)
+        self.raceline_pub = node.create_publisher(Path, 'raceline', qos.LATCHED)
 
     def publish(self, messages: TrackMessages) -> None:
         """Geometry last: the bridge resets the cars on it, and by then /map is already new."""
@@ -202,6 +171,48 @@ class TrackNode(Node):
             pose.pose = pose_2d(x, y, yaw)
             path.poses.append(pose)
         return path
+
+
+class TrackNode(Node):
+    """Publishes one track at a time; ``load_track`` replaces it as a whole or not at all."""
+
+    def __init__(self) -> None:
+        super().__init__('track_loader')
+        scenario = declare_scenario(self)
+        self.maps_dir = scenario.resources / 'maps'
+        self.outputs = TrackOutputs(self, scenario)
+        # A start-up track that does not load is a configuration error: it propagates and
+        # run_node turns it into one fatal line and a non-zero exit.
+        messages = self.outputs.build(load_track(scenario.track.name, self.maps_dir))
+        self.outputs.publish(messages)
+        self.get_logger().info(messages.summary)
+        self.create_service(LoadTrack, 'load_track', self.on_load_track)
+
+    def on_load_track(self, request: LoadTrack.Request,
+                      response: LoadTrack.Response) -> LoadTrack.Response:
+        """Load, build, then publish; any failure leaves the published track untouched."""
+        spec = request.track.strip()
+        started = time.monotonic()
+        try:
+            if not spec:
+                msg = 'no track given: name a folder in maps/ or a path to a track'
+                raise TrackError(msg)
+            messages = self.outputs.build(load_track(spec, self.maps_dir))
+        except ArsimError as exc:
+            response.success, response.message = False, str(exc)
+            self.get_logger().warn(f'track {spec!r} not loaded, keeping the current one: {exc}')
+            return response
+        except Exception as exc:  # a loader bug must not take the simulation down
+            response.success = False
+            response.message = f'{spec}: unexpected {type(exc).__name__}: {exc}'
+            self.get_logger().error(f'track {spec!r} not loaded, keeping the current one:\n'
+                                    f'{traceback.format_exc()}')
+            return response
+        self.outputs.publish(messages)
+        response.success = True
+        response.message = f'{messages.summary} in {time.monotonic() - started:.2f} s'
+        self.get_logger().info(response.message)
+        return response
 
 
 def map_cells(track: Track, resolution: float) -> int:

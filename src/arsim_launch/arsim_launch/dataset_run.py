@@ -6,9 +6,9 @@ the built-in driver (``arsim_core.policies.autopilot``) drives every car on its 
 frame goes through the publishing code of the ROS nodes (``arsim_bridge.car_outputs``), whose
 publishers here write into the bag (``arsim_bridge.bag_node``). So the bag holds the same
 topics, types, frames and QoS as ``record:=`` of the same scenario: /clock, odometry, /tf,
-/tf_static and every sensor's messages with their ground truth, and the final race results.
-What only the ROS nodes publish (the track's latched /map and markers, events, the robot
-description) is not in it.
+/tf_static, every sensor's messages with their ground truth, the track's latched topics (/map,
+its mesh, markers and lines) and the final race results. The events, the robot description
+and the drivers' commands are not in it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from arsim_bridge.car_outputs import CarOutputs
 from arsim_bridge.common import pose_2d, to_time
 from arsim_bridge.fanout import car_frame
 from arsim_bridge.msg_definitions import message_text
-from arsim_bridge.track_node import geometry_message
+from arsim_bridge.track_node import TrackOutputs
 from arsim_core import protocol
 from arsim_core.config.scenario import Scenario, load_scenario
 from arsim_core.config.sensors import Lidar2DSpec
@@ -40,7 +40,7 @@ from arsim_core.engine.schedule import SensorKey
 from arsim_core.messages import InitialSettings, UpdateReply
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.recording.bag import BagSummary, BagWriter
-from arsim_core.track import Track, load_track, track_mesh
+from arsim_core.track import Track, load_track
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.nodes import validate
 from arsim_launch.resources import resources_dir
@@ -197,9 +197,10 @@ class _Writer:
                      for car in scenario.cars}
         for outputs in self.cars.values():
             outputs.publish_static()
-        self.recording.deliver(self._resolve(scenario.topic_map.track_topic),
-                               geometry_message(track, track_mesh(track),
-                                                scenario.topic_map.world_frame))
+        topics = scenario.topic_map
+        track_outputs = TrackOutputs(self.recording.node(
+            '/arsim', {'map': topics.map_topic, 'track': topics.track_topic}), scenario)
+        track_outputs.publish(track_outputs.build(track))
         self._checkpoint_ns = 0
 
     def _car_node(self, odom_topic: str) -> BagNode:

@@ -238,7 +238,8 @@ def generate(spec_path: Path, out: Path, workers: int | None = None,
             manifest.record(job, result, error)
             bar.update(1)
             if result is None:
-                bar.write(f'run {job.index} failed: {error}')
+                if not bar.disable:  # at once on a terminal; the summary names it anyway
+                    bar.write(f'run {job.index} failed: {error}')
                 continue
             frames += result['frames']
             bar.set_postfix_str(f'{frames / (time.monotonic() - started):.0f} frames/s')

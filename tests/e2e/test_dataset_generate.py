@@ -71,7 +71,7 @@ def check_bag(bag: Path) -> dict[str, int]:
         assert counts['/ego_racecar/odom'] == counts['/car2/odom'] == FRAMES
         assert counts['/tf'] == 2 * FRAMES  # each car's odom -> base_link
         for topic in ('/camera/image_raw', '/camera/semantic/image_raw', '/camera/detections',
-                      '/objects'):
+                      '/camera/detections/flags', '/camera/instances/image_raw', '/objects'):
             assert counts[topic] == IMAGES, topic
         latched = {c.topic for c in reader.connections
                    if 'transient_local' in str(c.ext.offered_qos_profiles).lower()}

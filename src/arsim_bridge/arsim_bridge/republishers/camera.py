@@ -7,7 +7,10 @@ Topics, under the camera's topic ``<topic>``: ``<topic>/image_raw`` + ``<topic>/
 ``<topic>/semantic/camera_info``, and ``<topic>/legend`` (std_msgs/String, transient local).
 A camera with the semantic output also publishes its 2D ground truth on ``<topic>/detections``
 (vision_msgs/Detection2DArray): a box per object seen, from the semantic image's own pixels
-(``arsim_core.sensors.ground_truth``), the class as FSOCO names it, score 1.
+(``arsim_core.sensors.ground_truth``), the class as FSOCO names it, score 1, id 1, 2, ...;
+with each box's truncation and occlusion flags and pixel count on
+``<topic>/detections/flags`` (arsim_msgs/Detection2DFlags) and the instance mask on
+``<topic>/instances/image_raw`` (16UC1: the id of the detection each pixel shows, 0 none).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from arsim_core.config.sensors import CameraSpec, Mount
 from arsim_core.sensors.ground_truth import Box2D, boxes
 from arsim_core.sensors.labels import legend_json
 from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
+from arsim_msgs.msg import Detection2DFlags
 
 # output -> (topic below the camera's, encoding, bytes per pixel)
 OUTPUTS = {'rgb': ('', 'rgb8', 3), 'depth': ('/depth', '32FC1', 4),
@@ -82,6 +86,14 @@ class CameraRepublisher:
             self.legend.publish(String(data=legend_json()))
             self.detections = node.create_publisher(Detection2DArray, f'{ctx.topic}/detections',
                                                     qos.SENSOR)
+            self.flags = node.create_publisher(Detection2DFlags,
+                                               f'{ctx.topic}/detections/flags', qos.SENSOR)
+            self.instances = node.create_publisher(Image, f'{ctx.topic}/instances/image_raw',
+                                                   qos.SENSOR)
+            mask = self.instance_mask = Image()
+            mask.header.frame_id = self.optical_frame
+            mask.height, mask.width = spec.height, spec.width
+            mask.encoding, mask.is_bigendian, mask.step = '16UC1', 0, spec.width * 2
 
     def static_transforms(self) -> list:
         optical = static_transform(self.ctx.frame, self.optical_frame, Mount(0, 0, 0,
@@ -104,9 +116,25 @@ class CameraRepublisher:
         semantic = frame.array(car, name, '/semantic')
         if self.detections is not None and semantic is not None:
             depth = frame.array(car, name, '/depth')
-            found, _ = boxes(np.asarray(semantic), None if depth is None else np.asarray(depth))
-            self.detections.publish(detections(
-                found, to_time(frame.stamp_ns(car, f'{name}/semantic')), self.optical_frame))
+            found, instances = boxes(np.asarray(semantic),
+                                     None if depth is None else np.asarray(depth))
+            stamp = to_time(frame.stamp_ns(car, f'{name}/semantic'))
+            self.detections.publish(detections(found, stamp, self.optical_frame))
+            self.flags.publish(flags(found, stamp, self.optical_frame))
+            mask = self.instance_mask
+            mask.header.stamp = stamp
+            mask.data = byte_array(instances.astype(np.uint16))
+            self.instances.publish(mask)
+
+
+def flags(found: list[Box2D], stamp: Any, frame: str) -> Detection2DFlags:
+    """What ``detections`` cannot carry of the same boxes, in the same order."""
+    msg = Detection2DFlags(ids=[str(index) for index in range(1, len(found) + 1)],
+                           truncated=[box.truncated for box in found],
+                           occluded=[box.occluded for box in found],
+                           pixels=[int(box.pixels) for box in found])
+    msg.header.stamp, msg.header.frame_id = stamp, frame
+    return msg
 
 
 def detections(found: list[Box2D], stamp: Any, frame: str) -> Detection2DArray:

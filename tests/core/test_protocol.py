@@ -74,6 +74,11 @@ def _update(frames: list[dict], *buffers: bytes) -> list[bytes]:
     (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [2 ** 32, 2 ** 32]}], b''),
      'carries 0 bytes'),
     (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [2 ** 64]}], b''), 'carries 0 bytes'),
+    # an empty frame of dimensions no array can have (found by the backend fuzz test)
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [0, 2 ** 63]}], b''),
+     r'declares shape \[0, 9223372036854775808\]: Maximum allowed dimension'),
+    (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [0, 2 ** 62, 2 ** 62]}], b''),
+     'array is too big'),
     (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [True]}], b'x'), 'shape of at most'),
     (_update([{'name': 'a', 'dtype': 'uint8', 'shape': [1] * 9}], b'x'), 'shape of at most'),
     (_update([{'name': 'a', 'dtype': ['uint8'], 'shape': [1]}], b'x'), 'dtype'),

@@ -218,7 +218,11 @@ def _frame_array(entry: Mapping[str, Any], buffer: Any, topic: str) -> np.ndarra
         msg = (f'{topic}: frame {name!r} declares shape {_clip(str(shape))} ({dtype}) but '
                f'carries {size} bytes')
         raise ProtocolError(msg)
-    return np.frombuffer(buffer, dtype=item).reshape(shape)
+    try:  # an empty frame may still declare dimensions no array can have
+        return np.frombuffer(buffer, dtype=item).reshape(shape)
+    except ValueError as exc:
+        msg = f'{topic}: frame {name!r} declares shape {_clip(str(shape))}: {exc}'
+        raise ProtocolError(msg) from exc
 
 
 def frame_meta(message: Message) -> dict[str, Mapping[str, Any]]:

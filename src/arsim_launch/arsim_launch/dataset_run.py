@@ -13,6 +13,7 @@ and the drivers' commands are not in it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from arsim_core.engine.schedule import SensorKey
 from arsim_core.messages import InitialSettings, UpdateReply
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.recording.bag import BagSummary, BagWriter
-from arsim_core.track import Track, load_track
+from arsim_core.track import Track
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.nodes import validate
 from arsim_launch.resources import resources_dir
@@ -66,12 +67,7 @@ class RunJob:
     driver: str
 
     def to_json(self) -> dict[str, Any]:
-        return {'index': self.index, 'seed': self.seed, 'bag': self.bag,
-                'scenario': self.scenario, 'arguments': dict(self.arguments),
-                'randomization': dict(self.randomization)
-                if isinstance(self.randomization, Mapping) else self.randomization,
-                'recording': dict(self.recording),
-                'duration_s': self.duration_s, 'driver': self.driver}
+        return dataclasses.asdict(self)
 
 
 class KeptReplyRenderer:
@@ -159,8 +155,7 @@ def _scenario(spec: RunJob, draw: Draw) -> tuple[Scenario, Track]:
     scenario = load_scenario(settings, resources, overrides)
     if isinstance(draw.track, Track):
         return scenario, draw.track
-    validate(scenario)
-    return scenario, load_track(scenario.track.name, resources / 'maps')
+    return scenario, validate(scenario)
 
 
 def _drivers(scenario: Scenario, driver: str) -> dict[str, tuple[Lidar2DSpec, FollowTheGap]]:
@@ -201,21 +196,21 @@ class _Writer:
         track_outputs = TrackOutputs(self.recording.node(
             '/arsim', {'map': topics.map_topic, 'track': topics.track_topic}), scenario)
         track_outputs.publish(track_outputs.build(track))
+        # what the objects sensors hear from each car's dynamics, on its resolved topic
+        self.state_topics = {car.name: bridge.resolve(car.names.state_topic)
+                             for car in scenario.cars}
         self._checkpoint_ns = 0
 
     def _car_node(self, odom_topic: str) -> BagNode:
         return self.recording.node('/arsim', {'odom': odom_topic})
 
-    def _resolve(self, topic: str) -> str:
-        return self.recording.node('/arsim').resolve(topic)
-
     def write(self, frame: Frame) -> None:
         self.recording.time_ns = frame.time_ns
         self.clock.publish(Clock(clock=to_time(frame.time_ns)))
-        for car in self.scenario.cars:  # what the objects sensors hear from the dynamics
-            self.recording.deliver(self._resolve(car.names.state_topic),
-                                   state_message(car.name, frame.states[car.name],
-                                                 frame.time_ns, self.world_frame))
+        for car, topic in self.state_topics.items():
+            if topic in self.recording.subscribers:
+                self.recording.deliver(topic, state_message(car, frame.states[car],
+                                                            frame.time_ns, self.world_frame))
         sensors = self.renderer.take()
         for name, outputs in self.cars.items():
             outputs.publish(frame.step, frame.time_ns,
@@ -230,6 +225,6 @@ class _Writer:
         if metrics is not None and world is not None:
             msg = race_status(metrics, world.name, final=True)
             msg.header.stamp = to_time(frame.time_ns)
-            msg.header.frame_id = self.scenario.topic_map.world_frame
+            msg.header.frame_id = self.world_frame
             self.race.publish(msg)
         return self.recording.bag.close()

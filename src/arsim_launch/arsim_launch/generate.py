@@ -33,6 +33,7 @@ from arsim_core.config.fields import load_section
 from arsim_core.config.scenario import load_scenario
 from arsim_core.engine.randomization import Randomization
 from arsim_core.errors import ArsimError
+from arsim_core.recording.bag import METADATA
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.dataset_run import DRIVERS, RunJob
 from arsim_launch.resources import default_settings, resources_dir
@@ -127,7 +128,7 @@ class Manifest:
                    f'file); give a new folder to generate {self.spec.source} into')
             raise ArsimError(msg)
         for run in runs:
-            if run.get('state') == DONE and (Path(run['bag']) / 'metadata.yaml').is_file():
+            if run.get('state') == DONE and (Path(run['bag']) / METADATA).is_file():
                 self.runs[run['index']] = run
 
     def todo(self) -> list[RunJob]:

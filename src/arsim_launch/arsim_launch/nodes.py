@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.errors import ConfigError
 from arsim_core.recording.settings import new_directory_problem
+
+if TYPE_CHECKING:
+    from arsim_core.track import Track
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,9 @@ def container(name: str, members: list[NodeSpec]) -> NodeSpec:
                     required=any(m.required for m in members))
 
 
-def validate(scenario: Scenario) -> None:
+def validate(scenario: Scenario) -> Track:
     """Checks that need the file system: the track loads, no two cars start on top of each
-    other, and a recording's directory can be made and is new.
+    other, and a recording's directory can be made and is new; the track, loaded.
 
     Run by every launcher before anything starts, so such mistakes stop the launch with one
     message instead of surfacing in a node.
@@ -71,6 +74,7 @@ def validate(scenario: Scenario) -> None:
     if problem is not None:
         msg = f'{scenario.source}: recording.directory: {problem}'
         raise ConfigError(msg)
+    return track
 
 
 def has_package(name: str) -> bool:

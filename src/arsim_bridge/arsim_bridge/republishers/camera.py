@@ -119,22 +119,22 @@ class CameraRepublisher:
             found, instances = boxes(np.asarray(semantic),
                                      None if depth is None else np.asarray(depth))
             stamp = to_time(frame.stamp_ns(car, f'{name}/semantic'))
-            self.detections.publish(detections(found, stamp, self.optical_frame))
-            self.flags.publish(flags(found, stamp, self.optical_frame))
+            boxed = detections(found, stamp, self.optical_frame)
+            self.detections.publish(boxed)
+            self.flags.publish(flags(found, boxed))
             mask = self.instance_mask
             mask.header.stamp = stamp
             mask.data = byte_array(instances.astype(np.uint16))
             self.instances.publish(mask)
 
 
-def flags(found: list[Box2D], stamp: Any, frame: str) -> Detection2DFlags:
-    """What ``detections`` cannot carry of the same boxes, in the same order."""
-    msg = Detection2DFlags(ids=[str(index) for index in range(1, len(found) + 1)],
-                           truncated=[box.truncated for box in found],
-                           occluded=[box.occluded for box in found],
-                           pixels=[int(box.pixels) for box in found])
-    msg.header.stamp, msg.header.frame_id = stamp, frame
-    return msg
+def flags(found: list[Box2D], boxed: Detection2DArray) -> Detection2DFlags:
+    """What the detections ``boxed`` of ``found`` cannot carry, in their order and with their
+    ids and header."""
+    return Detection2DFlags(header=boxed.header, ids=[d.id for d in boxed.detections],
+                            truncated=[box.truncated for box in found],
+                            occluded=[box.occluded for box in found],
+                            pixels=[int(box.pixels) for box in found])
 
 
 def detections(found: list[Box2D], stamp: Any, frame: str) -> Detection2DArray:

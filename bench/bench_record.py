@@ -29,8 +29,11 @@ sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 from bench_rtf import measure_rtf  # noqa: E402
 from simharness import installed_resources  # noqa: E402
 
+from arsim_core.engine.lockstep import RECORDING_LAG_FRAMES  # noqa: E402
+
 PAIRS = 3
-IN_FLIGHT_FRAMES = 3  # at the end of a run: sent, not yet recorded when it stopped
+# at the end of a run: sent, not yet proven recorded when it stopped
+IN_FLIGHT_FRAMES = 2 + RECORDING_LAG_FRAMES
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.2], 'rate_hz': 20.0, 'width': 640,
           'height': 480, 'fov_rad': 1.5, 'outputs': ['rgb']}
 

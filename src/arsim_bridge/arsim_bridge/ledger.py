@@ -4,8 +4,9 @@
 A node opts in by deriving from :class:`CountingNode` and calling ``start_counting`` before it
 makes its publishers: from then on every publisher it makes (its sensors' included) counts
 its messages, and ``report_published`` sends the totals: once when every publisher is made,
-then after each frame. Reports are latched and one deep, since each holds all the earlier
-ones: a recorder that starts late still hears every node's last.
+then after every frame a report is due for (``REPORT_EVERY_FRAMES``). Reports are latched and
+one deep, since each holds all the earlier ones: a recorder that starts late still hears every
+node's last.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rclpy.publisher import Publisher
 from arsim_bridge import qos
 from arsim_bridge.common import to_time
 from arsim_core.config.scenario import Scenario
-from arsim_core.recording.ledger import PUBLISHED_TOPIC
+from arsim_core.recording.ledger import PUBLISHED_TOPIC, report_due
 from arsim_msgs.msg import PublishedCounts
 
 
@@ -30,7 +31,8 @@ def type_name(msg_type: Any) -> str:
 class Ledger:
     """One node's message counts per topic, and their reports."""
 
-    def __init__(self, node: Node, publisher: str) -> None:
+    def __init__(self, node: Node, publisher: str, period_ns: int) -> None:
+        self.period_ns = period_ns
         self.topics: list[str] = []
         self.types: list[str] = []
         self.counts: list[int] = []
@@ -46,6 +48,8 @@ class Ledger:
         return CountedPublisher(publisher, self.counts, self.topics.index(topic))
 
     def report(self, time_ns: int) -> None:
+        if not report_due(time_ns, self.period_ns):
+            return
         report = self._report
         report.stamp = to_time(time_ns)
         report.topics, report.types, report.counts = self.topics, self.types, self.counts
@@ -77,7 +81,7 @@ class CountingNode(Node):
         """Count from here on, as ``publisher`` (``arsim_core.recording.ledger``), if
         ``scenario`` records."""
         if scenario.recording.directory is not None:
-            self.ledger = Ledger(self, publisher)
+            self.ledger = Ledger(self, publisher, scenario.frame_period_ns)
 
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any,
                          **kwargs: Any) -> Any:
@@ -85,6 +89,7 @@ class CountingNode(Node):
         return publisher if self.ledger is None else self.ledger.count(publisher, msg_type)
 
     def report_published(self, time_ns: int) -> None:
-        """Everything this node publishes for sim times up to ``time_ns`` is out."""
+        """Everything this node publishes for sim times up to ``time_ns`` is out: say so if a
+        report is due after that frame."""
         if self.ledger is not None:
             self.ledger.report(time_ns)

@@ -30,12 +30,13 @@ from arsim_core.engine import (
     Placement,
     TrackWorld,
 )
-from arsim_core.engine.lockstep import PAUSED_POLL_S
+from arsim_core.engine.lockstep import PAUSED_POLL_S, RECORDING_LAG_FRAMES
 from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STATE
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.errors import ArsimError
 from arsim_core.race import BARRIER, start_poses
+from arsim_core.recording.ledger import REPORT_EVERY_FRAMES, report_due
 
 Driver = Callable[[str, int], bool]  # (car, scan time [ns]) -> whether it answers
 
@@ -187,11 +188,14 @@ class InProcessLink:
         return self.recorder_ready
 
     def recorded_until(self) -> int | None:
-        """The recorder holds what was fanned out up to ``recorder_lag`` frames ago."""
+        """The recorder holds what was fanned out up to ``recorder_lag`` frames ago, proven up
+        to the last frame the nodes reported after."""
+        period = self.scenario.frame_period_ns
         delivered = [f.time_ns for f in self.frames]
         if len(delivered) <= self.recorder_lag:
             return None if not delivered else 0
-        held = delivered[-1 - self.recorder_lag]
+        held = max((t for t in delivered[:len(delivered) - self.recorder_lag]
+                    if report_due(t, period)), default=0)  # every node reports at its start
         if self.recorder_stalls_at is not None:
             held = min(held, self.recorder_stalls_at)
         self.events.append(('recorded', held))
@@ -621,32 +625,36 @@ def recorded(make_scenario, tmp_path, **simulation):
         scenario.recording, directory=tmp_path / 'bag'))
 
 
-def test_a_recording_run_moves_clock_on_only_once_the_bag_holds_the_frame_before_last(
+def test_a_recording_run_moves_clock_on_only_once_the_bag_holds_the_last_report_before_last(
         make_scenario, loop, tmp_path):
-    ticks = 6
+    ticks = 14
     lockstep, link = loop(recorded(make_scenario, tmp_path), ticks)
     link.recorder_lag = 1  # the frame just fanned out is still on its way
     lockstep.start()
     lockstep.run()
     period = lockstep.engine.period_ns
     assert link.clocks == [k * period for k in range(ticks + 2)]
-    # before /clock moves on to k+1, the bag holds frame k-2 (the frame before last)
+    # before /clock moves on to k+1, the bag holds everything up to the last frame the nodes
+    # reported after, before frame k-1 (the one just fanned out)
     order = [e for e in link.events if e[0] in ('clock', 'recorded')]
-    for k in range(3, ticks + 1):
+    for k in range(1 + RECORDING_LAG_FRAMES, ticks + 1):
         held = order.index(('clock', (k + 1) * period)) - 1
-        assert order[held] == ('recorded', (k - 2) * period), order
+        last_report = (k - 2) // REPORT_EVERY_FRAMES * REPORT_EVERY_FRAMES
+        assert order[held] == ('recorded', last_report * period), order
+        assert k - 1 - last_report <= RECORDING_LAG_FRAMES
 
 
-def test_a_recorder_that_falls_two_frames_behind_holds_the_clock_and_then_stops_the_run(
+def test_a_recorder_that_falls_behind_holds_the_clock_and_then_stops_the_run(
         make_scenario, loop, tmp_path):
     lockstep, link = loop(recorded(make_scenario, tmp_path), 20)
     lockstep.start()
     period = lockstep.engine.period_ns
-    link.recorder_stalls_at = 3 * period
-    with pytest.raises(ArsimError, match=r'the recording holds up to t=0.075 s after 0.1 s of '
-                                         r'wall time waiting for t=0.100 s'):
+    link.recorder_stalls_at = REPORT_EVERY_FRAMES * period  # t=0.100 s
+    with pytest.raises(ArsimError, match=r'the recording holds up to t=0.100 s after 0.1 s of '
+                                         r'wall time waiting for t=0.125 s'):
         lockstep.run()
-    assert max(link.clocks) == 6 * period  # never two frames past what the bag holds
+    # never further past what the bag holds than the lag, the frame fanned out and the next
+    assert max(link.clocks) == (REPORT_EVERY_FRAMES + RECORDING_LAG_FRAMES + 2) * period
 
 
 def test_a_recording_run_waits_for_the_recorder_before_the_first_frame(make_scenario, loop,

@@ -20,15 +20,17 @@ from arsim_core.engine.referee import Judgement
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
+from arsim_core.recording.ledger import REPORT_EVERY_FRAMES
 
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
 HOLD_RESEND_S = 1.0  # while held at t=0, the t=0 sensor data goes out again this often
 PAUSED_POLL_S = 0.05  # while paused, how often the loop looks whether it may go on
-# Frames the recording may trail the fan-out by: the recorder writes one frame while the next is
-# rendered, as the backend renders while the loop fans out. Too few to fill any queue on the
-# way (the shallowest, sensor data, keeps 5), and the recorder's counts prove nothing was lost.
-RECORDING_LAG_FRAMES = 1
+# Frames the recording may trail the fan-out by: the nodes prove what they published only every
+# REPORT_EVERY_FRAMES frames, and the recorder writes those while the next are rendered, as the
+# backend renders while the loop fans out. The recorder's queues keep 100 messages a topic and
+# its counts prove nothing was lost.
+RECORDING_LAG_FRAMES = REPORT_EVERY_FRAMES
 
 
 @dataclass

@@ -22,6 +22,8 @@ from websockets.sync.client import connect
 DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / 'docs' / 'images'
 FRAME_S = 0.025  # the default scenario's 40 Hz
+UPGRADE = (b'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+           b'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n')
 
 
 def _settings(port: int, wait_for_drivers: bool = False) -> dict:
@@ -151,13 +153,26 @@ def test_bad_commands_and_vanishing_pages_leave_the_simulation_running(simulatio
         assert later > before, (before, later)
     # Both pages went away mid-stream; a page that drops its connection without a close:
     raw = socket.create_connection(('127.0.0.1', port))
-    raw.sendall(b'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
-                b'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n')
+    raw.sendall(UPGRADE)
     raw.close()
     with connect(url) as third:
         assert [m for m in _frames(third, 2) if m['type'] == 'frame']
     assert sim.process.poll() is None, sim.log
     assert sim.stop() == 0, sim.log
+
+
+def test_a_page_that_stopped_answering_does_not_hold_up_stopping(simulation) -> None:
+    """A page whose network went away (a laptop closed) never answers the close: stopping
+    waits for it a moment, not until the launcher loses patience and kills the bridge."""
+    port = free_port()
+    sim = simulation(settings=_settings(port))
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    with socket.create_connection(('127.0.0.1', port)) as silent:  # never reads again
+        silent.sendall(UPGRADE)
+        assert silent.recv(12) == b'HTTP/1.1 101'
+        time.sleep(1.0)  # frames pile up unread
+        assert sim.stop() == 0, sim.log
+    assert 'still running after' not in sim.log, sim.log
 
 
 def test_a_port_in_use_is_reported_and_the_simulation_runs_on(simulation) -> None:

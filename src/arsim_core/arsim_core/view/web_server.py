@@ -35,7 +35,11 @@ Log = Callable[[str, str], None]  # (level: info | warn | error, text)
 STATIC = resources.files('arsim_core.view') / 'static'
 MAX_COMMAND_BYTES = 4096
 JPEG_QUALITY = 80
-SHUTDOWN_S = 2.0  # how long stopping waits for requests in progress
+# Stopping the view waits at most CLOSE_S for the pages to answer the close (all at once: one
+# whose network went away never does), SHUTDOWN_S for requests in progress, and as long again
+# for the thread: well within the grace the launcher gives a node to stop (STOP_GRACE_S, 5 s).
+CLOSE_S = 0.5
+SHUTDOWN_S = 1.0
 CENTERLINE_POINTS = 2000  # of the centerline sent to a page, at most
 
 
@@ -82,15 +86,16 @@ class WebView:
         if self._runner is not None and self._loop.is_running():
             try:
                 asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(
-                    SHUTDOWN_S + 1.0)
+                    CLOSE_S + SHUTDOWN_S + 0.5)
             except Exception as exc:  # noqa: BLE001 - stopping goes on whatever the pages do
                 self.log('warn', f'view: stopped without closing every page ({exc!r})')
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=SHUTDOWN_S)
 
     async def _close(self) -> None:
-        for page in list(self._pages):
-            await page.close(code=WSCloseCode.GOING_AWAY, message=b'simulation stopped')
+        await asyncio.gather(*(page.close(code=WSCloseCode.GOING_AWAY,
+                                          message=b'simulation stopped')
+                               for page in list(self._pages)), return_exceptions=True)
         assert self._runner is not None
         await self._runner.cleanup()
 
@@ -168,7 +173,8 @@ class WebView:
 
     # --- the page's socket -------------------------------------------------------------------
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0)
+        page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0,
+                                     timeout=CLOSE_S)
         await page.prepare(request)
         self._pages.add(page)
         sender = asyncio.create_task(self._send_frames(page))

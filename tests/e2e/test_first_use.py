@@ -83,7 +83,7 @@ def test_sim_time_holds_at_zero_until_the_first_drive_command(simulation) -> Non
         drive = probe.node.create_publisher(AckermannDriveStamped, '/drive', 10)
         assert probe.spin_until(lambda: len(scans) >= 2, 90.0), sim.log  # sent again
         probe.spin_until(lambda: False, 1.0)
-        assert {(m.clock.sec, m.clock.nanosec) for m in clocks} <= {(0, 0)}
+        assert {(m.clock.sec, m.clock.nanosec) for m in clocks} <= {(0, 0)}, sim.log
         assert all((s.header.stamp.sec, s.header.stamp.nanosec) == (0, 0) for s in scans)
         assert sim.log.count('holding sim time at 0 until a driver sends its first command '
                              'on /drive') == 1

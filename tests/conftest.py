@@ -13,7 +13,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
-from simharness import Simulation, free_port, installed_resources  # noqa: E402
+from simharness import Simulation, free_port, installed_resources, stop_drivers  # noqa: E402
 
 from arsim_core.backend.client import BackendClient  # noqa: E402
 
@@ -45,6 +45,13 @@ def backend() -> Iterator[BackendClient]:
     client.close()
     process.terminate()
     assert process.wait(10) == 0
+
+
+@pytest.fixture(autouse=True)
+def no_stray_drivers() -> Iterator[None]:
+    """Every driver a test started is stopped when it ends, passed or failed."""
+    yield
+    stop_drivers()
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ domain and private ports, and a probe node living in this process."""
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import random
@@ -20,6 +21,9 @@ from typing import Any
 import yaml
 
 _DOMAIN_LOCKS: list[int] = []  # open lock files: each holds one DDS domain for this process
+_DRIVERS: list[subprocess.Popen] = []  # started by driver_process, not stopped yet
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # looked up once: a child only calls it
+_PR_SET_PDEATHSIG = 1
 
 
 def allocate_domain() -> int:
@@ -203,8 +207,25 @@ class Probe:
 
 
 def driver_process(script: Path, domain_id: int, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(script), *args], env=ros_env(domain_id),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    """A driver on ``domain_id``, stopped after its test (``stop_drivers``) and with this
+    process, however either ends: a driver left running would steer the next simulation that
+    is given its domain, in a later test run."""
+    process = subprocess.Popen([sys.executable, str(script), *args], env=ros_env(domain_id),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=_die_with_parent)
+    _DRIVERS.append(process)
+    return process
+
+
+def stop_drivers() -> None:
+    """Stop every driver ``driver_process`` started that still runs."""
+    while _DRIVERS:
+        stop_process(_DRIVERS.pop())
+
+
+def _die_with_parent() -> None:
+    """In a child before it runs: have the kernel send it SIGTERM when this process ends."""
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def stop_process(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 10.0,

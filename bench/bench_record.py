@@ -29,11 +29,9 @@ sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 from bench_rtf import measure_rtf  # noqa: E402
 from simharness import installed_resources  # noqa: E402
 
-from arsim_core.engine.lockstep import RECORDING_LAG_FRAMES  # noqa: E402
+from arsim_core.engine.lockstep import RECORDING_CLOCK_LEAD_FRAMES  # noqa: E402
 
 PAIRS = 3
-# at the end of a run: sent, not yet proven recorded when it stopped
-IN_FLIGHT_FRAMES = 2 + RECORDING_LAG_FRAMES
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.2], 'rate_hz': 20.0, 'width': 640,
           'height': 480, 'fov_rad': 1.5, 'outputs': ['rgb']}
 
@@ -75,7 +73,7 @@ def lost_messages(bag: Path, topics: dict[str, int]) -> int:
     stamps = header_stamps(bag, set(topics))
     clocks = stamps.pop('/clock')
     period = clocks[2] - clocks[1]
-    last = clocks[-1] - IN_FLIGHT_FRAMES * period
+    last = clocks[-1] - RECORDING_CLOCK_LEAD_FRAMES * period  # sent, not proven recorded
     lost = 0
     for topic, every in topics.items():
         expected = Counter(t for t in clocks  # t=0 is only a clock: nothing is rendered then

@@ -25,11 +25,7 @@ from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
 from simharness import LoggedProcess, Simulation, installed_resources, ros_env
 
-from arsim_core.engine.lockstep import RECORDING_LAG_FRAMES
-
-# Frames /clock may be ahead of what the bag is proven to hold: the lag, the frame fanned out
-# last and the one being rendered.
-IN_FLIGHT = RECORDING_LAG_FRAMES + 2
+from arsim_core.engine.lockstep import RECORDING_CLOCK_LEAD_FRAMES as IN_FLIGHT
 
 
 def read_bag(bag: Path) -> tuple[dict[str, dict], dict[str, list]]:

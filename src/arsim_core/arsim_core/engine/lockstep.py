@@ -31,6 +31,10 @@ PAUSED_POLL_S = 0.05  # while paused, how often the loop looks whether it may go
 # backend renders while the loop fans out. The recorder's queues keep 100 messages a topic and
 # its counts prove nothing was lost.
 RECORDING_LAG_FRAMES = REPORT_EVERY_FRAMES
+# Frames /clock may be ahead of what the recording is proven to hold, and so frames a run that
+# stops may have sent out without proving them recorded: the lag, the frame just fanned out and
+# the one being rendered.
+RECORDING_CLOCK_LEAD_FRAMES = RECORDING_LAG_FRAMES + 2
 
 
 @dataclass
@@ -224,10 +228,11 @@ class Lockstep:
         self._request_render(step, now, states)
         if rendered is not None:
             self._deliver(*rendered)
-        recorded_by_now = now - (1 + RECORDING_LAG_FRAMES) * period
+        clock = now + period
+        recorded_by_now = clock - RECORDING_CLOCK_LEAD_FRAMES * period
         if self.recording and recorded_by_now >= 0:
             self._await_recording(recorded_by_now)
-        link.publish_clock(now + period)
+        link.publish_clock(clock)
         self._report(now)
         self.step += 1
 

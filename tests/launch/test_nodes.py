@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from arsim_core.config.scenario import load_scenario
+from arsim_core.errors import ConfigError
 from arsim_launch.nodes import flatten, generate_nodes
 
 
@@ -56,6 +57,46 @@ def test_the_backend_gets_its_limits_and_remote_access_from_the_settings(
 def test_external_backend_is_not_started(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root, backend={'kind': 'external'})
     assert 'backend' not in nodes
+    nodes = nodes_by_name(repo_root, backend={'kind': 'unity'})  # started by hand
+    assert 'backend' not in nodes and 'unity' not in nodes
+
+
+def test_a_unity_executable_is_started_with_the_backend_arguments(
+        repo_root: Path, tmp_path: Path) -> None:
+    player = tmp_path / 'arsim-server.x86_64'
+    player.write_text('')
+    unity = nodes_by_name(repo_root, backend={'kind': 'unity', 'executable': str(player),
+                                              'address': 'tcp://127.0.0.1:6001'})['unity']
+    assert unity.required and not unity.ros
+    assert unity.command == (str(player), '--address', 'tcp://127.0.0.1:6001',
+                             '--max-request-mib', '128')
+
+
+def test_the_console_host_runs_on_mono(repo_root: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    host = tmp_path / 'arsim-unity-host.exe'
+    host.write_text('')
+    backend = {'kind': 'unity', 'executable': str(host)}
+    monkeypatch.setattr('shutil.which', lambda name: f'/opt/bin/{name}')
+    command = nodes_by_name(repo_root, backend=backend)['unity'].command
+    assert command[:2] == ('/opt/bin/mono', str(host))
+    assert '--address' in command
+    monkeypatch.setattr('shutil.which', lambda name: None)
+    with pytest.raises(ConfigError, match=r'backend\.executable: .* runs on mono, which is '
+                                          r'not installed'):
+        nodes_by_name(repo_root, backend=backend)
+
+
+@pytest.mark.parametrize(('backend', 'expected'), [
+    ({'kind': 'unity', 'executable': 'no/such/player'},
+     r'backend\.executable.*no/such/player is not a file; expected a built Unity player'),
+    ({'kind': 'external', 'executable': 'sim.yaml'},
+     r'backend\.executable.*only a unity backend is started from an executable'),
+])
+def test_a_bad_backend_executable_is_named(repo_root: Path, backend: dict,
+                                           expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        nodes_by_name(repo_root, backend=backend)
 
 
 def test_many_cars_share_three_container_processes(repo_root: Path) -> None:

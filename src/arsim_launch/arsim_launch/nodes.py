@@ -7,6 +7,7 @@ start exactly this list, so the two ways of running arsim cannot drift apart.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,9 @@ class NodeSpec:
     required: bool = False  # its end stops the whole simulation (arsim_launch.failures)
     ros: bool = True
     members: tuple[NodeSpec, ...] = ()  # the nodes a container process hosts
+    # A program outside the workspace (a Unity player): its whole command line, which then
+    # stands for package, executable and arguments.
+    command: tuple[str, ...] = ()
 
 
 GROUPED = ('dynamics', 'sensors', 'description')  # arsim_bridge nodes a container can host
@@ -109,6 +113,9 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     if scenario.backend.kind == 'embedded':
         nodes.append(NodeSpec('arsim_core', 'backend', 'backend', ros=False, required=True,
                               arguments=backend_arguments(scenario)))
+    elif scenario.backend.executable:
+        nodes.append(NodeSpec('', scenario.backend.executable, 'unity', ros=False,
+                              required=True, command=unity_command(scenario)))
     nodes.append(NodeSpec('arsim_bridge', 'bridge', 'arsim_bridge', 'arsim', common,
                           (('track', names.track_topic),), required=True))
     nodes.append(NodeSpec('arsim_bridge', 'track_loader', 'track_loader', 'arsim', common,
@@ -139,6 +146,21 @@ def backend_arguments(scenario: Scenario) -> tuple[str, ...]:
     backend = scenario.backend
     arguments = ('--address', backend.address, '--max-request-mib', str(backend.max_request_mib))
     return (*arguments, '--allow-remote') if backend.allow_remote else arguments
+
+
+def unity_command(scenario: Scenario) -> tuple[str, ...]:
+    """The command line of a ``unity`` backend the launcher starts: a Unity player, or the C#
+    console host (a .NET assembly, run with mono), with the embedded backend's arguments."""
+    executable = scenario.backend.executable
+    program: tuple[str, ...] = (executable,)
+    if executable.endswith('.exe'):
+        mono = shutil.which('mono')
+        if mono is None:
+            msg = (f'{scenario.source}: backend.executable: {executable} runs on mono, which is '
+                   'not installed; install it with: sudo apt-get install mono-runtime')
+            raise ConfigError(msg)
+        program = (mono, executable)
+    return (*program, *backend_arguments(scenario))
 
 
 def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any],

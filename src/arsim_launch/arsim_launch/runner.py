@@ -43,6 +43,8 @@ def command(spec: NodeSpec, params_dir: Path) -> list[str]:
     """The command line of one process, ROS arguments included."""
     from ament_index_python.packages import get_package_prefix
 
+    if spec.command:
+        return list(spec.command)
     executable = Path(get_package_prefix(spec.package), 'lib', spec.package, spec.executable)
     args = [str(executable), *spec.arguments]
     if not spec.ros:

@@ -62,6 +62,9 @@ def _processes(context):
                           namespace=spec.namespace, parameters=[parameters],
                           remappings=list(spec.remappings), arguments=list(spec.arguments),
                           output='screen', additional_env=env)
+        elif spec.command:  # a program outside the workspace, e.g. a Unity player
+            action = ExecuteProcess(cmd=list(spec.command), name=spec.name, output='screen',
+                                    additional_env=env)
         else:
             from ament_index_python.packages import get_package_prefix
             executable = f'{get_package_prefix(spec.package)}/lib/{spec.package}/' \

@@ -224,7 +224,7 @@ def _backend(backend: Section) -> BackendSettings:
     settings = BackendSettings(
         kind=kind, address=backend.string('address', AUTO_ADDRESS),
         frames_address=backend.string('frames_address', AUTO_ADDRESS),
-        executable=backend.string('executable', ''),
+        executable=_executable(backend, kind),
         timeout_s=backend.number('timeout_s', 5.0, minimum=0.1),
         startup_timeout_s=backend.number('startup_timeout_s', 60.0, minimum=1.0),
         allow_remote=allow_remote,
@@ -238,6 +238,24 @@ def _backend(backend: Section) -> BackendSettings:
         if trouble is not None:
             backend.fail(trouble, key)
     return settings
+
+
+def _executable(backend: Section, kind: str) -> str:
+    """The program the launcher starts as a ``unity`` backend (a built Unity player, or the C#
+    console host), as an absolute path; empty: connect to one started by hand."""
+    given = backend.string('executable', '')
+    if not given:
+        return ''
+    if kind != 'unity':
+        backend.fail(f'only a unity backend is started from an executable, and kind is {kind!r}',
+                     'executable')
+    path = Path(given).expanduser()
+    path = path if path.is_absolute() else Path(backend.source).parent / path
+    if not path.is_file():
+        backend.fail(f'{path} is not a file; expected a built Unity player, or the C# console '
+                     'host that `make unity-host` builds (unity/host/bin/arsim-unity-host.exe)',
+                     'executable')
+    return str(path.resolve())
 
 
 def _view(view: Section) -> ViewSettings:

@@ -5,6 +5,7 @@
 #   tools/setup.sh            venv + run-time requirements + colcon build
 #   tools/setup.sh --test     also the test/benchmark requirements
 #   tools/setup.sh --no-build venv and requirements only (e.g. for linting)
+#   tools/setup.sh --mono     also Mono and NUnit, for the C# server in unity/ (--test too)
 #
 # Two worlds are supported:
 #   * a sourced system ROS 2 (ROS_DISTRO set and rclpy importable): the venv sees the system
@@ -32,9 +33,11 @@ die() { echo "[arsim] error: $*" >&2; exit 1; }
 
 WITH_TEST=0
 WITH_BUILD=1
+WITH_MONO=0
 for arg in "$@"; do
   case "$arg" in
-    --test) WITH_TEST=1 ;;
+    --test) WITH_TEST=1; WITH_MONO=1 ;;
+    --mono) WITH_MONO=1 ;;
     --no-build) WITH_BUILD=0 ;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$arg' (try --help)" ;;
@@ -205,6 +208,14 @@ if (( WITH_TEST )); then
   pip_install test "test requirements" "$TOOLS/requirements-test.txt"
   apt_install_missing chromium "headless Chromium for the web view's test and benchmark" \
     "the web view's browser test will be skipped; to run it" chromium chromium-driver
+fi
+
+# The C# server's core and console host (unity/) build with Debian's Mono compiler and test
+# with its NUnit: no NuGet, no Unity.
+if (( WITH_MONO )); then
+  apt_install_missing mono "Mono and NUnit for the C# server in unity/" \
+    "the C# tests and the console host cannot be built; to build them" \
+    mono-mcs mono-runtime libmono-posix4.0-cil nunit-console libnunit-framework2.6.3-cil
 fi
 
 (( WITH_BUILD )) || exit 0

@@ -115,7 +115,7 @@ namespace Arsim.Core
             return (openLow ? value > low : value >= low) && (openHigh ? value < high : value <= high);
         }
 
-        static string G(double value) { return value.ToString("G6", CultureInfo.InvariantCulture); }
+        static string G(double value) { return value.ToString("g6", CultureInfo.InvariantCulture); }
 
         /// <summary>A peer's value cut short for a message.</summary>
         public static string Show(object value)

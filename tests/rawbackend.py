@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import zmq
-from simharness import free_port
+from simharness import die_with_parent, free_port
 
 from arsim_core import protocol
 
@@ -71,15 +71,18 @@ class RawBackend:
     """A backend process and a REQ socket to it; every request waits at most ``timeout_s``."""
 
     def __init__(self, log_path: Path, *arguments: str, timeout_s: float = 30.0,
-                 program: Sequence[str] = ('-m', 'arsim_core.backend.server')) -> None:
-        """``program``: the Python arguments that start the backend (a test's own script)."""
+                 program: Sequence[str] = ('-m', 'arsim_core.backend.server'),
+                 command: Sequence[str] | None = None) -> None:
+        """``program``: the Python arguments that start the backend (a test's own script);
+        ``command``: a whole command line instead, for a backend that is no Python module."""
         self.address = f'tcp://127.0.0.1:{free_port()}'
         self.timeout_ms = int(timeout_s * 1000)
         self.log_path = log_path
         self._log = log_path.open('wb')
-        self.process = subprocess.Popen(
-            [sys.executable, *program, '--address', self.address, *arguments],
-            stdout=self._log, stderr=subprocess.STDOUT)
+        start = list(command) if command is not None else [sys.executable, *program]
+        self.process = subprocess.Popen([*start, '--address', self.address, *arguments],
+                                        stdout=self._log, stderr=subprocess.STDOUT,
+                                        preexec_fn=die_with_parent)
         self.socket = self._connect()
 
     def _connect(self) -> zmq.Socket:

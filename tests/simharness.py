@@ -212,7 +212,7 @@ def driver_process(script: Path, domain_id: int, *args: str) -> subprocess.Popen
     is given its domain, in a later test run."""
     process = subprocess.Popen([sys.executable, str(script), *args], env=ros_env(domain_id),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               preexec_fn=_die_with_parent)
+                               preexec_fn=die_with_parent)
     _DRIVERS.append(process)
     return process
 
@@ -223,7 +223,7 @@ def stop_drivers() -> None:
         stop_process(_DRIVERS.pop())
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In a child before it runs: have the kernel send it SIGTERM when this process ends."""
     _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 

@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -e -o pipefail -c
 ARGS ?=
 
-.PHONY: build sim test bench soak lint clean distclean
+.PHONY: build sim test bench soak lint clean distclean unity-host
 
 build:
 	bash tools/setup.sh
@@ -16,10 +16,18 @@ sim:
 	bash tools/setup.sh
 	source tools/env.sh && exec python3 -m arsim_launch $(ARGS)
 
-# pytest's exit code is the target's exit code.
+# The C# tests of unity/ first (their closing line: `C# tests: N passed, N failed`), then
+# pytest; the target fails if either does.
 test:
 	bash tools/setup.sh --test
-	source tools/env.sh && exec python3 -m pytest tests -q
+	status=0; bash unity/build.sh test || status=$$?; \
+	source tools/env.sh && python3 -m pytest tests -q || status=$$?; exit $$status
+
+# The C# console host: `mono unity/host/bin/arsim-unity-host.exe` serves protocol v1 at
+# tcp://127.0.0.1:5555 (unity/README.md).
+unity-host:
+	bash tools/setup.sh --mono --no-build
+	bash unity/build.sh host
 
 bench:
 	bash tools/setup.sh --test

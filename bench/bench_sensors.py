@@ -75,8 +75,10 @@ def topics(sensors: dict[str, dict]) -> list[str]:
     return out
 
 
-def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S) -> dict:
-    """Run one configuration; the subscriber's JSON result."""
+def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
+            backend: dict | None = None) -> dict:
+    """Run one configuration (on the scenario's ``backend`` settings, default the embedded
+    backend); the subscriber's JSON result."""
     with tempfile.TemporaryDirectory(prefix='arsim-bench-sensors-') as tmp:
         profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
                                  .read_text())
@@ -85,7 +87,8 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S) -
         path.write_text(yaml.safe_dump(profile, sort_keys=False))
         sim = Simulation(Path(tmp) / 'sim', {
             'simulation': {'frame_rate_hz': RATE_HZ, 'wait_for_drivers': False},
-            'cars': [{'name': 'ego', 'profile': str(path)}]})
+            'cars': [{'name': 'ego', 'profile': str(path)}],
+            **({'backend': backend} if backend else {})})
         sim.start()
         try:
             counter = subprocess.run(

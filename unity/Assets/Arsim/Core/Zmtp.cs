@@ -1,5 +1,7 @@
 using System;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Collections.ObjectModel;
 using System.IO;
 using System.Net;
 using System.Net.Sockets;
@@ -12,364 +14,526 @@ namespace Arsim.Core
     /// way back to that peer.</summary>
     public sealed class ZmtpRequest
     {
-        readonly ZmtpConnection connection;
-        readonly List<byte[]> envelope;
+        readonly ZmtpConnection _connection;
+        readonly List<byte[]> _envelope;
+        int _answered;
 
         internal ZmtpRequest(ZmtpConnection connection, List<byte[]> envelope, List<byte[]> frames)
         {
-            this.connection = connection;
-            this.envelope = envelope;
-            Frames = frames;
+            _connection = connection;
+            _envelope = envelope;
+            Frames = frames.AsReadOnly();
         }
 
-        public IList<byte[]> Frames { get; private set; }
+        /// <summary>The message, envelope stripped (a read-only list that also passes as an
+        /// IList&lt;byte[]&gt;).</summary>
+        public ReadOnlyCollection<byte[]> Frames { get; }
 
-        /// <summary>Send the reply, envelope first; a peer that has gone gets nothing.</summary>
+        /// <summary>Sends the reply on the request's connection, behind the envelope it came
+        /// with; a peer that has gone gets nothing. Once per request.</summary>
         public void Reply(IList<byte[]> frames)
         {
-            var all = new List<byte[]>(envelope);
-            all.AddRange(frames);
-            connection.Send(all);
+            if (frames == null || frames.Count == 0) throw new ArgumentException("a reply has at least one frame", nameof(frames));
+            foreach (var frame in frames)
+                if (frame == null) throw new ArgumentException("a reply frame is null", nameof(frames));
+            if (Interlocked.Exchange(ref _answered, 1) != 0) throw new InvalidOperationException("this request has been answered already");
+            _connection.Reply(_envelope, frames);
         }
     }
 
-    /// <summary>A ZeroMQ REP socket over TCP, speaking ZMTP 3.0 with the NULL mechanism
-    /// (rfc.zeromq.org/spec/23): what a REQ socket of libzmq, pyzmq or NetMQ connects to. Each
-    /// connection is read on its own thread; requests queue for one consumer (TryTake), so a
-    /// Unity main thread can serve them. A peer that breaks the protocol or sends more than
-    /// maxMessageBytes is disconnected; the others are served on.</summary>
+    /// <summary>A ZeroMQ REP socket over TCP: ZMTP 3.0 with the NULL mechanism
+    /// (rfc.zeromq.org/spec/23), what a REQ socket of libzmq, pyzmq or NetMQ connects to.
+    /// Each connection is read on its own thread and requests queue for one consumer
+    /// (TryTake), so an engine's main thread can serve them. A peer that breaks ZMTP or sends
+    /// a message larger than maxMessageBytes is disconnected; the others are served on.</summary>
     public sealed class ZmtpRepServer : IDisposable
     {
-        readonly string host;
-        readonly int requestedPort;
-        readonly long maxMessageBytes;
-        readonly Queue<ZmtpRequest> requests = new Queue<ZmtpRequest>();
-        readonly List<ZmtpConnection> connections = new List<ZmtpConnection>();
-        TcpListener listener;
-        Thread acceptor;
-        volatile bool stopping;
+        /// <summary>Frames in one message beyond which a peer is disconnected: empty frames
+        /// cost no bytes, so the byte limit alone would not bound them.</summary>
+        public const int MaxFrames = 1 << 16;
+
+        const int JoinTimeoutMs = 2000;
+        readonly string _host;
+        readonly int _requestedPort;
+        readonly BlockingCollection<ZmtpRequest> _requests = new BlockingCollection<ZmtpRequest>();
+        readonly CancellationTokenSource _stopping = new CancellationTokenSource();
+        readonly HashSet<ZmtpConnection> _connections = new HashSet<ZmtpConnection>();
+        TcpListener _listener;
+        Thread _acceptor;
 
         public ZmtpRepServer(string address, bool allowRemote, long maxMessageBytes)
         {
-            Endpoint.Parse(address, allowRemote, out host, out requestedPort);
-            this.maxMessageBytes = maxMessageBytes;
+            if (maxMessageBytes < 1) throw new ArgumentOutOfRangeException(nameof(maxMessageBytes), "at least 1 byte");
+            Endpoint.Parse(address, allowRemote, out _host, out _requestedPort);
+            MaxMessageBytes = maxMessageBytes;
         }
 
+        /// <summary>What befell peers (dropped, and why), for the log; raised on connection
+        /// threads.</summary>
+        public event Action<string> Log = delegate { };
+
+        /// <summary>The bound port, once started (the free port chosen for port 0).</summary>
         public int Port { get; private set; }
 
+        internal long MaxMessageBytes { get; }
+
+        internal CancellationToken Stopping => _stopping.Token;
+
+        /// <summary>Binds and starts accepting; SocketException if the address is taken.</summary>
         public void Start()
         {
-            listener = new TcpListener(IPAddress.Parse(host), requestedPort);
-            listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, false);
+            if (_stopping.IsCancellationRequested) throw new ObjectDisposedException(nameof(ZmtpRepServer));
+            if (_listener != null) throw new InvalidOperationException("the server is started already");
+            // No ReuseAddress: Mono sets SO_REUSEPORT with it, which lets a second server bind
+            // the same port; a port in TIME_WAIT binds without it on Linux anyway.
+            var listener = new TcpListener(IPAddress.Parse(_host), _requestedPort);
             listener.Start();
+            _listener = listener;
             Port = ((IPEndPoint)listener.LocalEndpoint).Port;
-            acceptor = new Thread(Accept) { IsBackground = true, Name = "zmtp-accept" };
-            acceptor.Start();
+            _acceptor = new Thread(Accept) { IsBackground = true, Name = "zmtp-accept" };
+            _acceptor.Start();
+        }
+
+        /// <summary>A complete request from any peer, in arrival order; false after timeoutMs,
+        /// or at once once disposed.</summary>
+        public bool TryTake(out ZmtpRequest request, int timeoutMs)
+        {
+            return _requests.TryTake(out request, timeoutMs);
+        }
+
+        /// <summary>Closes the listener and every connection and waits a bounded time for
+        /// their threads; requests still queued can be replied to, which does nothing.</summary>
+        public void Dispose()
+        {
+            if (_stopping.IsCancellationRequested) return;
+            _stopping.Cancel();
+            _requests.CompleteAdding();
+            _listener?.Stop();
+            ZmtpConnection[] open;
+            lock (_connections)
+            {
+                open = new ZmtpConnection[_connections.Count];
+                _connections.CopyTo(open);
+            }
+            foreach (var connection in open) connection.Close();
+            int deadline = Environment.TickCount + JoinTimeoutMs;
+            _acceptor?.Join(Remaining(deadline));
+            foreach (var connection in open) connection.Join(Remaining(deadline));
+        }
+
+        static int Remaining(int deadline)
+        {
+            return Math.Max(0, deadline - Environment.TickCount);
         }
 
         void Accept()
         {
-            while (!stopping)
+            while (!_stopping.IsCancellationRequested)
             {
                 TcpClient client;
                 try
                 {
-                    client = listener.AcceptTcpClient();
+                    client = _listener.AcceptTcpClient();
                 }
-                catch (Exception)
+                catch (Exception e) when (e is SocketException || e is ObjectDisposedException || e is InvalidOperationException)
                 {
-                    if (stopping) return;
+                    if (_stopping.IsCancellationRequested) return;
+                    Report("accepting a connection failed: " + e.Message);
+                    Thread.Sleep(100);  // e.g. out of file descriptors: no busy loop
                     continue;
                 }
-                var connection = new ZmtpConnection(client, this, maxMessageBytes);
-                lock (connections) connections.Add(connection);
+                try
+                {
+                    Admit(client);
+                }
+                catch (Exception e)  // e.g. no thread to be had: that peer only is turned away
+                {
+                    Report("could not serve a connection: " + e.Message);
+                    client.Close();
+                }
+            }
+        }
+
+        /// <summary>Starts serving client on a thread of its own, unless disposing.</summary>
+        void Admit(TcpClient client)
+        {
+            var connection = new ZmtpConnection(this, client);
+            lock (_connections)
+            {
+                if (_stopping.IsCancellationRequested)
+                {
+                    client.Close();
+                    return;
+                }
+                _connections.Add(connection);
+            }
+            try
+            {
                 connection.Start();
+            }
+            catch (Exception)
+            {
+                Forget(connection);
+                throw;
             }
         }
 
         internal void Enqueue(ZmtpRequest request)
         {
-            lock (requests)
-            {
-                requests.Enqueue(request);
-                Monitor.Pulse(requests);
-            }
+            _requests.Add(request);  // InvalidOperationException once disposed: ends that connection
         }
 
         internal void Forget(ZmtpConnection connection)
         {
-            lock (connections) connections.Remove(connection);
+            lock (_connections) _connections.Remove(connection);
         }
 
-        public bool TryTake(out ZmtpRequest request, int timeoutMs)
+        internal void Report(string line)
         {
-            lock (requests)
+            try
             {
-                if (requests.Count == 0) Monitor.Wait(requests, timeoutMs);
-                request = requests.Count > 0 ? requests.Dequeue() : null;
-                return request != null;
+                Log(line);
             }
-        }
-
-        public void Dispose()
-        {
-            stopping = true;
-            if (listener != null) listener.Stop();
-            ZmtpConnection[] open;
-            lock (connections) open = connections.ToArray();
-            foreach (var connection in open) connection.Close();
-            if (acceptor != null) acceptor.Join(1000);
+            catch (Exception)
+            {
+                // called at the top of server threads: a failing log handler must not end the process
+            }
         }
     }
 
-    /// <summary>One peer's TCP connection: the handshake, then requests read frame by frame.</summary>
+    /// <summary>A peer's ZMTP fault; it ends that connection only.</summary>
+    sealed class ZmtpViolation : Exception
+    {
+        public ZmtpViolation(string message) : base(message) { }
+    }
+
+    /// <summary>One peer: the handshake, then messages read frame by frame on its own thread,
+    /// replies written by the consumer's thread. At most one request per connection waits for
+    /// its reply, as REQ peers send them, so a flooding peer cannot fill memory.</summary>
     sealed class ZmtpConnection
     {
-        const byte More = 1, Long = 2, Command = 4;
-        readonly TcpClient client;
-        readonly ZmtpRepServer server;
-        readonly long maxMessageBytes;
-        readonly object sendLock = new object();
-        Stream stream;  // reads, buffered
-        Stream output;  // writes, buffered; flushed once per message
-        volatile bool closed;
+        const byte MoreFlag = 1, LongFlag = 2, CommandFlag = 4;
+        const int HandshakeTimeoutMs = 10000;
+        const int SendTimeoutMs = 30000;  // a peer that takes no bytes for this long is gone
+        const int BufferBytes = 1 << 16;
+        const int MaxCommandBytes = 1 << 16;
+        static readonly byte[] Empty = new byte[0];
+        static readonly byte[] Greeting = MakeGreeting();
+        static readonly byte[] ReadyCommand = MakeReady("REP");
 
-        public ZmtpConnection(TcpClient client, ZmtpRepServer server, long maxMessageBytes)
+        readonly ZmtpRepServer _server;
+        readonly TcpClient _client;
+        readonly string _peer;
+        readonly object _writeLock = new object();
+        readonly SemaphoreSlim _inFlight = new SemaphoreSlim(1, 1);
+        readonly byte[] _header = new byte[9];
+        Thread _thread;
+        Stream _in, _out;
+        int _closed;
+
+        public ZmtpConnection(ZmtpRepServer server, TcpClient client)
         {
-            this.client = client;
-            this.server = server;
-            this.maxMessageBytes = maxMessageBytes;
+            _server = server;
+            _client = client;
+            _peer = PeerName(client);
+        }
+
+        static string PeerName(TcpClient client)
+        {
+            try
+            {
+                return "peer " + client.Client.RemoteEndPoint;
+            }
+            catch (SocketException)  // already disconnected
+            {
+                return "a peer";
+            }
         }
 
         public void Start()
         {
-            new Thread(Serve) { IsBackground = true, Name = "zmtp-peer" }.Start();
+            _thread = new Thread(Run) { IsBackground = true, Name = "zmtp " + _peer };
+            _thread.Start();
         }
 
-        void Serve()
+        public void Join(int timeoutMs)
+        {
+            _thread?.Join(timeoutMs);
+        }
+
+        void Run()
         {
             try
             {
-                client.NoDelay = true;
-                var network = client.GetStream();
-                stream = new BufferedStream(network, 1 << 16);
-                output = new BufferedStream(network, 1 << 16);
+                _client.NoDelay = true;
+                _client.SendTimeout = SendTimeoutMs;
+                var network = _client.GetStream();
+                _in = new BufferedStream(network, BufferBytes);
+                _out = new BufferedStream(network, BufferBytes);  // large frames bypass the buffer
                 Handshake();
-                while (!closed)
-                {
-                    var frames = ReadMessage();
-                    if (frames == null) break;
-                    var delimiter = frames.FindIndex(f => f.Length == 0);
-                    if (delimiter < 0) break;  // a REQ message always carries its envelope
-                    server.Enqueue(new ZmtpRequest(this, frames.GetRange(0, delimiter + 1),
-                                                   frames.GetRange(delimiter + 1, frames.Count - delimiter - 1)));
-                }
+                Serve();
             }
-            catch (Exception)
+            catch (Exception e)  // the thread's last stop: whatever the peer did, only it is dropped
             {
-                // A peer that breaks ZMTP, or the socket closing: drop this connection only.
+                if (Volatile.Read(ref _closed) == 0 && !_server.Stopping.IsCancellationRequested)
+                    _server.Report($"dropped {_peer}: {e.Message}");
             }
-            Close();
+            finally
+            {
+                Close();
+                _server.Forget(this);
+            }
         }
 
         void Handshake()
+        {
+            _client.ReceiveTimeout = HandshakeTimeoutMs;
+            Write(Greeting);
+            var greeting = new byte[64];
+            ReadExactly(greeting, 0, 11);  // signature and major version first: an old peer waits for ours
+            if (greeting[0] != 0xFF || greeting[9] != 0x7F) throw new ZmtpViolation("not a ZMTP peer (bad greeting signature)");
+            if (greeting[10] < 3) throw new ZmtpViolation($"peer speaks ZMTP {greeting[10]}.x; this server needs 3.0 or later");
+            ReadExactly(greeting, 11, 53);
+            string mechanism = Encoding.ASCII.GetString(greeting, 12, 20).TrimEnd('\0');
+            if (mechanism != "NULL") throw new ZmtpViolation($"peer asks for security mechanism '{mechanism}'; this server offers NULL only");
+            WriteCommand(ReadyCommand);
+
+            if (!ReadHeader(out byte flags, out long size)) throw new EndOfStreamException("peer closed the connection during the handshake");
+            if ((flags & CommandFlag) == 0) throw new ZmtpViolation("peer sent a message before its READY command");
+            var ready = ReadCommand(flags, size);
+            string name = CommandName(ready);
+            if (name == "ERROR")  // its reason follows the name and a 1-byte length
+                throw new ZmtpViolation("peer refused the handshake: " + Encoding.UTF8.GetString(ready, Math.Min(7, ready.Length), Math.Max(0, ready.Length - 7)));
+            if (name != "READY") throw new ZmtpViolation($"expected READY, got command '{name}'");
+            string socketType = SocketType(ready);
+            if (socketType != "REQ" && socketType != "DEALER")
+                throw new ZmtpViolation($"a {socketType} socket cannot talk to this REP socket; connect a REQ (or DEALER)");
+            _client.ReceiveTimeout = 0;  // a REQ peer may idle between requests as long as it likes
+        }
+
+        /// <summary>Messages until the peer closes the connection between two of them.</summary>
+        void Serve()
+        {
+            var frames = new List<byte[]>();
+            long bytes = 0;
+            while (true)
+            {
+                if (!ReadHeader(out byte flags, out long size))
+                {
+                    if (frames.Count > 0) throw new EndOfStreamException("peer closed the connection inside a message");
+                    return;
+                }
+                if ((flags & CommandFlag) != 0)
+                {
+                    Command(ReadCommand(flags, size));  // libzmq may send PING between any two frames
+                    continue;
+                }
+                if (size > _server.MaxMessageBytes - bytes)
+                    throw new ZmtpViolation($"message larger than {_server.MaxMessageBytes} bytes (frame {frames.Count} holds {size})");
+                if (size > int.MaxValue) throw new ZmtpViolation($"frame {frames.Count} of {size} bytes exceeds {int.MaxValue}");
+                if (frames.Count == ZmtpRepServer.MaxFrames) throw new ZmtpViolation($"message of more than {ZmtpRepServer.MaxFrames} frames");
+                var data = size == 0 ? Empty : new byte[size];
+                ReadExactly(data, 0, data.Length);
+                frames.Add(data);
+                bytes += size;
+                if ((flags & MoreFlag) != 0) continue;
+                Deliver(frames);
+                frames = new List<byte[]>();
+                bytes = 0;
+            }
+        }
+
+        /// <summary>Splits off the envelope (up to the empty delimiter) and queues the request
+        /// once the previous one of this connection has been answered.</summary>
+        void Deliver(List<byte[]> frames)
+        {
+            int delimiter = frames.FindIndex(frame => frame.Length == 0);
+            if (delimiter < 0 || delimiter == frames.Count - 1)
+                throw new ZmtpViolation("a request must start with its envelope: an empty delimiter frame, then the message");
+            var envelope = frames.GetRange(0, delimiter + 1);
+            var body = frames.GetRange(delimiter + 1, frames.Count - delimiter - 1);
+            _inFlight.Wait(_server.Stopping);
+            _server.Enqueue(new ZmtpRequest(this, envelope, body));
+        }
+
+        void Command(byte[] body)
+        {
+            if (CommandName(body) != "PING") return;  // nothing else means anything to a REP socket
+            if (body.Length < 7) throw new ZmtpViolation("PING without its TTL");
+            var pong = new byte[5 + body.Length - 7];  // PONG echoes the ping's context
+            pong[0] = 4;
+            Encoding.ASCII.GetBytes("PONG", 0, 4, pong, 1);
+            Array.Copy(body, 7, pong, 5, body.Length - 7);
+            WriteCommand(pong);
+        }
+
+        public void Reply(List<byte[]> envelope, IList<byte[]> frames)
+        {
+            try
+            {
+                lock (_writeLock)
+                {
+                    if (Volatile.Read(ref _closed) != 0) return;
+                    foreach (var frame in envelope) WriteFrame(MoreFlag, frame);
+                    for (int i = 0; i < frames.Count; i++) WriteFrame(i < frames.Count - 1 ? MoreFlag : (byte)0, frames[i]);
+                    _out.Flush();
+                }
+            }
+            catch (Exception e) when (e is IOException || e is SocketException || e is ObjectDisposedException)
+            {
+                if (Volatile.Read(ref _closed) == 0) _server.Report($"dropped {_peer}: its reply could not be sent: {e.Message}");
+                Close();
+            }
+            finally
+            {
+                _inFlight.Release();
+            }
+        }
+
+        /// <summary>Idempotent; shutting the socket down first wakes the reader blocked on it.</summary>
+        public void Close()
+        {
+            if (Interlocked.Exchange(ref _closed, 1) != 0) return;
+            try
+            {
+                _client.Client.Shutdown(SocketShutdown.Both);
+            }
+            catch (Exception e) when (e is SocketException || e is ObjectDisposedException)
+            {
+                // not connected any more: closing is all that is left
+            }
+            _client.Close();
+        }
+
+        /// <summary>The next frame's flags and size; false at a clean end of stream before it.</summary>
+        bool ReadHeader(out byte flags, out long size)
+        {
+            flags = 0;
+            size = 0;
+            int first = _in.ReadByte();
+            if (first < 0) return false;
+            flags = (byte)first;
+            if ((flags & ~(MoreFlag | LongFlag | CommandFlag)) != 0) throw new ZmtpViolation($"reserved frame flag bits set (0x{flags:x2})");
+            if ((flags & LongFlag) == 0)
+            {
+                ReadExactly(_header, 0, 1);
+                size = _header[0];
+                return true;
+            }
+            ReadExactly(_header, 0, 8);
+            for (int i = 0; i < 8; i++) size = (size << 8) | _header[i];
+            if (size < 0) throw new ZmtpViolation("frame size beyond 2^63 bytes");
+            return true;
+        }
+
+        byte[] ReadCommand(byte flags, long size)
+        {
+            if ((flags & MoreFlag) != 0) throw new ZmtpViolation("a command frame has the MORE flag");
+            if (size > MaxCommandBytes) throw new ZmtpViolation($"command of {size} bytes (at most {MaxCommandBytes})");
+            var body = new byte[size];
+            ReadExactly(body, 0, body.Length);
+            return body;
+        }
+
+        static string CommandName(byte[] body)
+        {
+            if (body.Length == 0 || body.Length < 1 + body[0]) throw new ZmtpViolation("malformed command (name longer than the frame)");
+            return Encoding.ASCII.GetString(body, 1, body[0]);
+        }
+
+        /// <summary>The Socket-Type property of a READY command's metadata (name: 1-byte
+        /// length; value: 4-byte big-endian length).</summary>
+        static string SocketType(byte[] ready)
+        {
+            string socketType = null;
+            int at = 1 + ready[0];
+            while (at < ready.Length)
+            {
+                int nameLength = ready[at++];
+                if (ready.Length - at < nameLength + 4) throw new ZmtpViolation("malformed READY metadata");
+                string name = Encoding.ASCII.GetString(ready, at, nameLength);
+                at += nameLength;
+                long valueLength = ((long)ready[at] << 24) | ((long)ready[at + 1] << 16) | ((long)ready[at + 2] << 8) | ready[at + 3];
+                at += 4;
+                if (ready.Length - at < valueLength) throw new ZmtpViolation("malformed READY metadata");
+                if (string.Equals(name, "Socket-Type", StringComparison.OrdinalIgnoreCase))
+                    socketType = Encoding.ASCII.GetString(ready, at, (int)valueLength);
+                at += (int)valueLength;
+            }
+            return socketType ?? throw new ZmtpViolation("READY without a Socket-Type");
+        }
+
+        void ReadExactly(byte[] buffer, int offset, int count)
+        {
+            while (count > 0)
+            {
+                int read = _in.Read(buffer, offset, count);
+                if (read <= 0) throw new EndOfStreamException("peer closed the connection inside a frame");
+                offset += read;
+                count -= read;
+            }
+        }
+
+        void Write(byte[] bytes)
+        {
+            lock (_writeLock)
+            {
+                _out.Write(bytes, 0, bytes.Length);
+                _out.Flush();
+            }
+        }
+
+        void WriteCommand(byte[] body)
+        {
+            lock (_writeLock)
+            {
+                WriteFrame(CommandFlag, body);
+                _out.Flush();
+            }
+        }
+
+        /// <summary>Short form (1-byte size) up to 255 bytes, long form (8-byte size) above.
+        /// Callers hold the write lock.</summary>
+        void WriteFrame(byte flags, byte[] body)
+        {
+            if (body.Length <= 255)
+            {
+                _header[0] = flags;
+                _header[1] = (byte)body.Length;
+                _out.Write(_header, 0, 2);
+            }
+            else
+            {
+                _header[0] = (byte)(flags | LongFlag);
+                long size = body.LongLength;
+                for (int i = 8; i >= 1; i--, size >>= 8) _header[i] = (byte)size;
+                _out.Write(_header, 0, 9);
+            }
+            _out.Write(body, 0, body.Length);
+        }
+
+        /// <summary>Signature (0xFF, 8 bytes padding, 0x7F), version 3.0, mechanism NULL,
+        /// as-server 0 (NULL has no roles), filler.</summary>
+        static byte[] MakeGreeting()
         {
             var greeting = new byte[64];
             greeting[0] = 0xFF;
             greeting[9] = 0x7F;
             greeting[10] = 3;
-            Encoding.ASCII.GetBytes("NULL").CopyTo(greeting, 12);
-            lock (sendLock)
-            {
-                output.Write(greeting, 0, greeting.Length);
-                output.Flush();
-            }
-            var peer = ReadExactly(64);
-            if (peer[0] != 0xFF || peer[9] != 0x7F || peer[10] < 3)
-                throw new IOException("not a ZMTP 3 peer");
-            if (Encoding.ASCII.GetString(peer, 12, 20).TrimEnd('\0') != "NULL")
-                throw new IOException("only the NULL mechanism is supported");
-            lock (sendLock)
-            {
-                WriteFrame(Command, ReadyCommand("REP"));
-                output.Flush();
-            }
-            byte flags;
-            var command = ReadFrame(out flags);
-            if ((flags & Command) == 0 || !IsReady(command, out var socketType))
-                throw new IOException("expected a READY command");
-            if (socketType != "REQ" && socketType != "DEALER")
-                throw new IOException("a REP socket talks to REQ or DEALER peers, not " + socketType);
+            Encoding.ASCII.GetBytes("NULL", 0, 4, greeting, 12);
+            return greeting;
         }
 
-        static byte[] ReadyCommand(string socketType)
+        static byte[] MakeReady(string socketType)
         {
             var body = new MemoryStream();
             body.WriteByte(5);
             body.Write(Encoding.ASCII.GetBytes("READY"), 0, 5);
             body.WriteByte(11);
             body.Write(Encoding.ASCII.GetBytes("Socket-Type"), 0, 11);
-            var value = Encoding.ASCII.GetBytes(socketType);
-            body.Write(BigEndian(value.Length, 4), 0, 4);
-            body.Write(value, 0, value.Length);
+            body.Write(new byte[] { 0, 0, 0, (byte)socketType.Length }, 0, 4);
+            body.Write(Encoding.ASCII.GetBytes(socketType), 0, socketType.Length);
             return body.ToArray();
-        }
-
-        static bool IsReady(byte[] command, out string socketType)
-        {
-            socketType = "";
-            if (command.Length < 6 || command[0] != 5 || Encoding.ASCII.GetString(command, 1, 5) != "READY")
-                return false;
-            var at = 6;
-            while (at < command.Length)
-            {
-                int nameLength = command[at++];
-                if (at + nameLength + 4 > command.Length) return false;
-                var name = Encoding.ASCII.GetString(command, at, nameLength);
-                at += nameLength;
-                var valueLength = (command[at] << 24) | (command[at + 1] << 16) | (command[at + 2] << 8) | command[at + 3];
-                at += 4;
-                if (valueLength < 0 || at + valueLength > command.Length) return false;
-                if (string.Equals(name, "Socket-Type", StringComparison.OrdinalIgnoreCase))
-                    socketType = Encoding.ASCII.GetString(command, at, valueLength);
-                at += valueLength;
-            }
-            return true;
-        }
-
-        /// <summary>The frames of the next message; commands between messages (PING) are
-        /// answered, null at a clean end of stream.</summary>
-        List<byte[]> ReadMessage()
-        {
-            var frames = new List<byte[]>();
-            long total = 0;
-            while (true)
-            {
-                byte flags;
-                var frame = ReadFrame(out flags, frames.Count == 0);
-                if (frame == null) return null;
-                if ((flags & Command) != 0)
-                {
-                    AnswerCommand(frame);
-                    continue;
-                }
-                total += frame.Length;
-                if (total > maxMessageBytes) throw new IOException("message larger than the limit");
-                frames.Add(frame);
-                if ((flags & More) == 0) return frames;
-            }
-        }
-
-        void AnswerCommand(byte[] command)
-        {
-            if (command.Length >= 5 && command[0] == 4 && Encoding.ASCII.GetString(command, 1, 4) == "PING")
-            {
-                // PONG carries the ping's context (after its 2-byte TTL).
-                var context = command.Length > 7 ? command.Length - 7 : 0;
-                var pong = new byte[5 + context];
-                pong[0] = 4;
-                Encoding.ASCII.GetBytes("PONG").CopyTo(pong, 1);
-                Array.Copy(command, 7, pong, 5, context);
-                lock (sendLock)
-                {
-                    WriteFrame(Command, pong);
-                    output.Flush();
-                }
-            }
-        }
-
-        byte[] ReadFrame(out byte flags, bool endAllowed = false)
-        {
-            var first = stream.ReadByte();
-            if (first < 0)
-            {
-                if (endAllowed) { flags = 0; return null; }
-                throw new IOException("connection closed inside a message");
-            }
-            flags = (byte)first;
-            if ((flags & ~(More | Long | Command)) != 0) throw new IOException("bad frame flags");
-            long size;
-            if ((flags & Long) != 0)
-            {
-                var bytes = ReadExactly(8);
-                size = 0;
-                for (var i = 0; i < 8; i++) size = (size << 8) | bytes[i];
-            }
-            else
-            {
-                size = ReadExactly(1)[0];
-            }
-            if (size < 0 || size > maxMessageBytes || size > int.MaxValue - 64)
-                throw new IOException("frame larger than the limit");
-            return ReadExactly((int)size);
-        }
-
-        byte[] ReadExactly(int count)
-        {
-            var buffer = new byte[count];
-            var at = 0;
-            while (at < count)
-            {
-                var read = stream.Read(buffer, at, count - at);
-                if (read <= 0) throw new IOException("connection closed");
-                at += read;
-            }
-            return buffer;
-        }
-
-        public void Send(List<byte[]> frames)
-        {
-            if (closed) return;
-            try
-            {
-                lock (sendLock)
-                {
-                    for (var i = 0; i < frames.Count; i++)
-                        WriteFrame(i < frames.Count - 1 ? More : (byte)0, frames[i]);
-                    output.Flush();
-                }
-            }
-            catch (Exception)
-            {
-                Close();
-            }
-        }
-
-        void WriteFrame(byte flags, byte[] body)
-        {
-            if (body.Length > 255)
-            {
-                var header = new byte[9];
-                header[0] = (byte)(flags | Long);
-                BigEndian(body.LongLength, 8).CopyTo(header, 1);
-                output.Write(header, 0, 9);
-            }
-            else
-            {
-                output.WriteByte(flags);
-                output.WriteByte((byte)body.Length);
-            }
-            output.Write(body, 0, body.Length);
-        }
-
-        static byte[] BigEndian(long value, int size)
-        {
-            var bytes = new byte[size];
-            for (var i = size - 1; i >= 0; i--)
-            {
-                bytes[i] = (byte)(value & 0xFF);
-                value >>= 8;
-            }
-            return bytes;
-        }
-
-        public void Close()
-        {
-            if (closed) return;
-            closed = true;
-            try { client.Close(); }
-            catch (Exception) { }
-            server.Forget(this);
         }
     }
 }

@@ -117,3 +117,37 @@ def test_packet_caster_hits_what_single_rays_hit(ring, ray_caster):
         expected, _ = single.cast(np.repeat(origin, len(directions), axis=0), directions)
         distance = packets.cast(origin, directions)[0]
         np.testing.assert_allclose(distance, expected, atol=1e-4)
+
+
+def _closed_box(half: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """The six faces of a cube around the origin: every ray from the origin hits one."""
+    vertices, triangles = [], []
+    for axis in range(3):
+        for side in (-half, half):
+            u, w = (axis + 1) % 3, (axis + 2) % 3
+            k = len(vertices)
+            for a, b in ((-3, -3), (3, -3), (3, 3), (-3, 3)):
+                corner = [0.0, 0.0, 0.0]
+                corner[axis], corner[u], corner[w] = side, a, b
+                vertices.append(corner)
+            triangles += [(k, k + 1, k + 2), (k, k + 2, k + 3)]
+    return np.array(vertices, np.float32), np.array(triangles, np.uint32)
+
+
+@pytest.mark.parametrize('tiny', [-5.3e-24, -1e-30, 5.3e-24])
+@pytest.mark.parametrize(('axis', 'other'), [(0, 1), (1, 0), (2, 0)])
+def test_a_tiny_direction_component_does_not_lose_the_packet(tiny, axis, other):
+    """A rotation by an exact quarter turn in float32 leaves components of about -5e-24;
+    Embree takes anything below 1e-18 as +1e-18, so such a ray in a packet of ordinary ones
+    once made several of the packet's rays miss a closed box around them."""
+    try:
+        packets = EmbreePacketRaycaster(*_closed_box())
+    except EmbreeUnavailableError as exc:
+        pytest.skip(f'Embree packets unavailable: {exc}')
+    odd = np.zeros(3)
+    odd[axis], odd[other] = 1.0, tiny
+    ordinary = [[np.cos(a), np.sin(a), 0.1] for a in np.linspace(0.0, 6.0, 15)]
+    directions = np.array([*ordinary, odd])
+    directions /= np.linalg.norm(directions, axis=1)[:, None]
+    distance = packets.cast(np.zeros((1, 3)), directions)[0]
+    assert np.isfinite(distance).all(), f'{np.isinf(distance).sum()} of 16 rays missed the box'

@@ -177,6 +177,21 @@ def _packet_setup(numba: Any) -> Any:
     return new_packet
 
 
+def _steady(numba: Any) -> Any:
+    """Numba function ``steady(v) -> float32``: a direction component as Embree may take it.
+    Embree replaces a component smaller than 1e-18 by +1e-18 before taking its reciprocal, so a
+    tiny negative one (a float32 rotation by an exact quarter turn leaves -5e-24) flips the
+    slab test's sign and the ray misses what it points at; zero is replaced the right way."""
+    zero = np.float32(0.0)
+    tiny = np.float32(1e-18)
+
+    @numba.njit(nogil=True, cache=False, inline='always')
+    def steady(value: np.float32) -> np.float32:
+        return value if abs(value) >= tiny else zero
+
+    return steady
+
+
 def _incidence(numba: Any) -> Any:
     """Numba function ``incidence(ray, k) -> float32``: |cos| of the angle between lane k's
     ray and the surface it hit, from Embree's geometric normal Ng (unnormalised; no
@@ -202,6 +217,7 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
     intersect16 = _intersect16(lib)
     new_packet = _packet_setup(numba)
     incidence = _incidence(numba)
+    steady = _steady(numba)
     invalid = np.uint32(_INVALID_ID)
     inf, zero = np.float32(np.inf), np.float32(0.0)
 
@@ -233,9 +249,9 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
                 ray[k] = origins[o, 0]
                 ray[16 + k] = origins[o, 1]
                 ray[32 + k] = origins[o, 2]
-                ray[64 + k] = directions[i, 0]
-                ray[80 + k] = directions[i, 1]
-                ray[96 + k] = directions[i, 2]
+                ray[64 + k] = steady(directions[i, 0])
+                ray[80 + k] = steady(directions[i, 1])
+                ray[96 + k] = steady(directions[i, 2])
                 ray[128 + k] = tfar
                 bits[272 + k] = invalid  # primID
                 bits[288 + k] = invalid  # geomID
@@ -283,6 +299,7 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
     """
     new_packet = _packet_setup(numba)
     incidence = _incidence(numba)
+    steady = _steady(numba)
     invalid = np.uint32(_INVALID_ID)
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
@@ -359,9 +376,9 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
             # right away, which scalar stores would stall.
             for k in range(16):
                 x, y, z = lx[base + k], ly[base + k], lz[base + k]
-                ray[64 + k] = np.float32(x * r00 + y * r01 + z * r02)
-                ray[80 + k] = np.float32(x * r10 + y * r11 + z * r12)
-                ray[96 + k] = np.float32(x * r20 + y * r21 + z * r22)
+                ray[64 + k] = steady(np.float32(x * r00 + y * r01 + z * r02))
+                ray[80 + k] = steady(np.float32(x * r10 + y * r11 + z * r12))
+                ray[96 + k] = steady(np.float32(x * r20 + y * r21 + z * r22))
                 ray[128 + k] = far
                 bits[272 + k] = invalid  # primID
                 bits[288 + k] = invalid  # geomID

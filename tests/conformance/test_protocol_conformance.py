@@ -1,208 +1,380 @@
 """Protocol v1 conformance (docs/protocol.md), run against every backend: the embedded one and
-the C# console host. The same bytes go to each; replies are checked against the spec and,
-where the world makes it possible, against distances computed by hand."""
+the C# console host. Each test sends the same requests to each; replies are checked against
+the contract and, where the world allows it, against distances computed by hand (conftest's
+room: walls 5 m from its centre, an opening in the x = -5 m wall, a floor, two cars)."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
-from conftest import FRAME_NS, HALF, camera, cloud, room, scan, settings, start, update
-from rawbackend import RawBackend, frames_of, header_text, raw_header
+from conftest import (
+    BIG_ROOM,
+    CLOUD_PERIOD_NS,
+    EGO_POSE,
+    FRAME_NS,
+    IMU,
+    OPPONENT_POSE,
+    POSES,
+    ROOM,
+    TURNED_POSES,
+    Backend,
+    Room,
+    box_of,
+    camera,
+    cloud,
+    cloud_beams,
+    raw,
+    rays,
+    scan,
+    scan_angles,
+    sensor_origin,
+    update,
+)
 
-from arsim_core import protocol
+from arsim_core import messages, protocol
+from arsim_core.sensors import labels
 
-ROOM = room()
-
-
-def configure(backend: RawBackend, sensors: list[dict]) -> protocol.Message:
-    ready = backend.ask(frames_of(protocol.INITIAL_SETTINGS, settings(sensors), ROOM))
-    assert ready.topic == protocol.READY, ready.header
-    return ready
-
-
-def step(backend: RawBackend, number: int, render: list[str], **poses) -> protocol.Message:
-    reply = backend.ask(frames_of(protocol.UPDATE, update(render, **poses), step=number,
-                                  time_ns=number * FRAME_NS))
-    assert reply.topic == protocol.UPDATE, reply.header
-    return reply
-
-
-def still_serving(backend: RawBackend) -> None:
-    """After a refusal, a good Update is answered as usual."""
-    assert backend.alive
-    reply = step(backend, 1, ['scan'])
-    assert reply.arrays['ego/scan'].shape == (4,)
-
-
-def test_ready_lists_every_rendered_sensor_and_the_track(backend: RawBackend) -> None:
-    sensors = [scan(), cloud(), camera(), {'name': 'imu', 'type': 'imu', 'rate_hz': 100.0}]
-    ready = configure(backend, sensors)
-    assert ready.header['track'] == 'room'
-    assert isinstance(ready.header['backend'], str) and ready.header['backend']
-    listed = {(s['car'], s['sensor'], s['type']) for s in ready.header['sensors']}
-    assert listed == {('ego', 'scan', 'lidar2d'), ('ego', 'cloud', 'lidar3d'),
-                      ('ego', 'cam', 'camera')}, 'computed sensors are not listed'
+MM = 1e-3  # hand-computed ranges agree within a millimetre
+CM = 1e-2  # camera depth, and the two backends with each other, within a centimetre
 
 
-def test_a_scan_measures_hand_computed_distances_and_rep117_values(backend: RawBackend) -> None:
-    configure(backend, [scan(), scan('near', range_min=2.3)])
-    reply = step(backend, 1, ['scan', 'near'])
-    ranges = reply.arrays['ego/scan']
-    # From (0.5, 0, 0.2): the y walls 5 m to either side, the opponent's box (x from 2.75)
-    # 2.25 m ahead, nothing behind (the room is open there; the own car is not seen).
-    np.testing.assert_allclose(ranges[:3], [HALF, 2.25, HALF], atol=1e-3)
-    assert ranges[3] == np.inf
-    assert reply.arrays['ego/near'][1] == -np.inf, 'a return closer than range_min'
-    intensity = reply.arrays['ego/scan/intensity']
-    assert intensity.dtype == np.float32 and intensity[3] == 0.0 and intensity[0] > 0.0
+def expected_ranges(spec: Mapping[str, Any], room: Room = ROOM,
+                    poses: Mapping[str, Sequence[float]] | None = None,
+                    cars_visible: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges and classes a noiseless LiDAR ``spec`` on the ego car measures in ``room``
+    (REP-117: -inf closer than range_min), the other car's box in view, the own car's not."""
+    poses = poses or POSES
+    pose = poses['ego']
+    if spec['type'] == 'lidar2d':
+        directions = rays(pose, spec['mount'], scan_angles(spec))
+    else:
+        azimuths, elevations = cloud_beams(spec)
+        directions = rays(pose, spec['mount'], azimuths, elevations)
+    boxes = [box_of(p) for car, p in poses.items() if car != 'ego'] if cars_visible else []
+    ranges, classes = room.cast(sensor_origin(pose, spec['mount']), directions, boxes)
+    ranges = np.where(ranges < spec['range_min'], -np.inf, ranges)
+    shape = directions.shape[:-1]
+    return ranges.reshape(shape), classes.reshape(shape)
 
 
-def test_update_echoes_step_and_time(backend: RawBackend) -> None:
-    configure(backend, [scan()])
-    for number, time_ns in ((1, FRAME_NS), (2, 2 * FRAME_NS), (7, (1 << 62) + 25)):
-        reply = backend.ask(frames_of(protocol.UPDATE, update(['scan']), step=number,
-                                      time_ns=time_ns))
-        assert (reply.topic, reply.step, reply.time_ns) == (protocol.UPDATE, number, time_ns)
-        assert reply.header['frames'][0]['stamp_ns'] == time_ns
+def assert_ranges(measured: np.ndarray, expected: np.ndarray, atol: float, what: str) -> None:
+    """Same shape, +inf and -inf in the same places, finite ranges within ``atol``."""
+    assert measured.shape == expected.shape, what
+    np.testing.assert_allclose(measured, expected, rtol=0, atol=atol,
+                               err_msg=f'{what}: measured vs expected')
 
 
-def test_a_track_switch_answers_ready_and_changes_what_is_seen(backend: RawBackend) -> None:
-    configure(backend, [scan()])
-    moved = dict(ROOM)
-    moved['track_vertices'] = ROOM['track_vertices'] * np.float32(2.0)
-    ready = backend.ask(frames_of(protocol.TRACK, {'track': {'name': 'big room'}}, moved,
-                                  step=4, time_ns=4 * FRAME_NS))
-    assert (ready.topic, ready.header['track'], ready.step) == (protocol.READY, 'big room', 4)
-    ranges = step(backend, 5, ['scan']).arrays['ego/scan']
-    assert ranges[0] == pytest.approx(2 * HALF, abs=1e-3)
-    assert ranges[2] == pytest.approx(2 * HALF, abs=1e-3)
+def serves_on(backend: Backend, step: int = 4) -> None:
+    """After a refused request, a good Update is answered as ever: the room's scan."""
+    reply = backend.update(step, ['scan'])
+    assert_ranges(reply.arrays['ego/scan'], expected_ranges(scan())[0], MM,
+                  'the scan after a refused request')
 
 
-def test_a_spinning_lidar_sends_its_revolution(backend: RawBackend) -> None:
-    configure(backend, [cloud()])
-    step(backend, 1, ['cloud'], opponent_x=30.0)
-    reply = step(backend, 2, ['cloud'], opponent_x=30.0)
-    arrays, described = reply.arrays, protocol.frame_meta(reply)
-    expected = {'ego/cloud': ('float32', 'ranges'), 'ego/cloud/intensity': ('float32', 'intensity'),
-                'ego/cloud/reflectivity': ('uint16', 'reflectivity'),
-                'ego/cloud/labels': ('uint8', 'labels')}
-    assert set(arrays) == set(expected)
-    for name, (dtype, encoding) in expected.items():
-        assert arrays[name].dtype == np.dtype(dtype) and arrays[name].shape == (2, 4), name
-        meta = described[name]
-        assert (meta['car'], meta['sensor'], meta['type'], meta['encoding']) == (
-            'ego', 'cloud', 'lidar3d', encoding)
-        assert meta['stamp_ns'] == 0, 'a revolution is stamped with its start'
-    ranges = arrays['ego/cloud']
-    # Columns +x, +y, -x, -y; ring 1 is 0.1 rad up. The opponent is out of the room.
-    np.testing.assert_allclose(ranges[0], [HALF, HALF, np.inf, HALF], atol=1e-3)
-    np.testing.assert_allclose(ranges[1, [0, 1, 3]], HALF / math.cos(0.1), atol=1e-3)
-    assert list(arrays['ego/cloud/labels'][0]) == [1, 1, 255, 1]
-    assert arrays['ego/cloud/reflectivity'][0, 0] == 60
+# --- start-up and the track --------------------------------------------------------------------
+def test_ready_lists_exactly_the_rendered_sensors_and_the_track(backend: Backend) -> None:
+    ready = backend.configure([scan(), cloud(), camera(), IMU])
+    assert ready.track == 'room'
+    assert ready.backend, 'Ready names the backend'
+    assert sorted(ready.sensors) == sorted([
+        messages.ListedSensor('ego', 'scan', 'lidar2d'),
+        messages.ListedSensor('ego', 'cloud', 'lidar3d'),
+        messages.ListedSensor('ego', 'cam', 'camera')]), 'the computed imu is not listed'
 
 
-def test_other_cars_are_seen_with_their_class_and_the_own_car_is_not(
-        backend: RawBackend) -> None:
-    configure(backend, [cloud()])
-    step(backend, 1, ['cloud'])
-    reply = step(backend, 2, ['cloud'])
-    ranges, labels = reply.arrays['ego/cloud'], reply.arrays['ego/cloud/labels']
-    assert ranges[0, 0] == pytest.approx(2.75, abs=1e-3), 'the near face of the opponent'
-    assert labels[0, 0] == 5
-    assert ranges[0, 2] == np.inf, 'towards -x through the own box: nothing'
+def test_a_track_request_switches_the_track(backend: Backend) -> None:
+    listed = backend.configure([scan()]).sensors
+    room = backend.update(1, ['scan']).arrays['ego/scan']
+    assert_ranges(room, expected_ranges(scan())[0], MM, 'scan in the first room')
+    reply = backend.request(BIG_ROOM.track(), 2, 2 * FRAME_NS)
+    assert reply.topic == protocol.READY, reply.header
+    ready = messages.Ready.from_wire(reply)
+    assert ready.track == 'big room'
+    assert ready.sensors == listed, 'the same sensors render on the new track'
+    big = backend.update(3, ['scan']).arrays['ego/scan']
+    assert_ranges(big, expected_ranges(scan(), BIG_ROOM)[0], MM, 'scan in the bigger room')
+    assert big[0] == pytest.approx(9.2, abs=MM), 'the -y wall, 10 m from the centre'
 
 
-def test_a_camera_sees_the_wall_at_its_centre(backend: RawBackend) -> None:
-    configure(backend, [camera()])
-    reply = step(backend, 1, ['cam'])
-    described = protocol.frame_meta(reply)
+# --- Update ------------------------------------------------------------------------------------
+def test_an_update_echoes_step_and_time_near_two_to_the_62(backend: Backend) -> None:
+    """Steps on and on, at times near 2^62 ns (the client checks the echo of every reply as
+    well); a lidar3d frame is stamped with the start of its last revolution, a whole number
+    of periods, also that far out."""
+    backend.configure([scan(), cloud()])
+    start = (1 << 62) // CLOUD_PERIOD_NS * CLOUD_PERIOD_NS
+    steps = [(1, start + FRAME_NS), (2, start + 2 * FRAME_NS), (3, start + 3 * FRAME_NS),
+             (1_000_000_007, start + 7 * FRAME_NS + 1), ((1 << 62) + 5, (1 << 62) + 5 * 10**9)]
+    for step, time_ns in steps:
+        reply = backend.request(update(['scan', 'cloud']), step, time_ns)
+        assert (reply.topic, reply.step, reply.time_ns) == (protocol.UPDATE, step, time_ns)
+        meta = messages.UpdateReply.from_wire(reply).meta
+        assert meta['ego/scan'].stamp_ns == time_ns
+        assert meta['ego/cloud'].stamp_ns == (time_ns // CLOUD_PERIOD_NS - 1) * CLOUD_PERIOD_NS
+
+
+def test_a_spinning_lidar_is_stamped_with_the_start_of_its_last_revolution(
+        backend: Backend) -> None:
+    backend.configure([cloud()])
+    backend.update(1, [])
+    stamps = [backend.update(step, ['cloud']).meta['ego/cloud'].stamp_ns for step in (2, 3, 4, 5)]
+    assert stamps == [0, 0, CLOUD_PERIOD_NS, CLOUD_PERIOD_NS], '20 Hz: a revolution per 2 steps'
+
+
+FRAMES = {  # suffix: dtype, encoding; per the table of docs/protocol.md
+    'lidar2d': {'': ('float32', 'ranges'), '/intensity': ('float32', 'intensity')},
+    'lidar3d': {'': ('float32', 'ranges'), '/intensity': ('float32', 'intensity'),
+                '/reflectivity': ('uint16', 'reflectivity'), '/labels': ('uint8', 'labels')},
+    'camera': {'/rgb': ('uint8', 'rgb8'), '/depth': ('float32', '32FC1'),
+               '/semantic': ('uint8', 'mono8')},
+}
+
+
+def expected_frames(spec: Mapping[str, Any], time_ns: int) -> dict[str, tuple]:
+    """name: (dtype, shape, FrameMeta) of every frame a rendered sensor sends at ``time_ns``."""
+    kind, frames = spec['type'], {}
+    for suffix, (dtype, encoding) in FRAMES[kind].items():
+        stamp = time_ns
+        if kind == 'lidar2d':
+            shape: tuple[int, ...] = (spec['beams'],)
+        elif kind == 'lidar3d':
+            if suffix == '/labels' and not spec['labels']:
+                continue
+            shape = (spec['channels'], spec['columns'])
+            stamp = (time_ns // CLOUD_PERIOD_NS - 1) * CLOUD_PERIOD_NS
+        else:
+            if suffix[1:] not in spec['outputs']:
+                continue
+            shape = (spec['height'], spec['width'], 3) if suffix == '/rgb' else (
+                spec['height'], spec['width'])
+        frames[f'ego/{spec["name"]}{suffix}'] = (
+            np.dtype(dtype), shape, messages.FrameMeta('ego', spec['name'], kind, encoding, stamp))
+    return frames
+
+
+def test_every_sensor_type_sends_its_frames(backend: Backend) -> None:
+    """Names ``<car>/<sensor>`` plus a suffix, dtypes, shapes and descriptions per the docs'
+    table; labels only with ``labels: true``, a camera's outputs only those asked for, and
+    nothing for a computed sensor even when it is asked for."""
+    sensors = [scan(), cloud(), cloud('plain', with_labels=False), camera(),
+               camera('depthcam', outputs=['depth']), IMU]
+    backend.configure(sensors)
+    backend.update(1, [])
+    reply = backend.update(2, [s['name'] for s in sensors])
+    expected: dict[str, tuple] = {}
+    for spec in sensors[:-1]:
+        expected.update(expected_frames(spec, 2 * FRAME_NS))
+    assert sorted(reply.arrays) == sorted(expected)
+    for name, (dtype, shape, meta) in expected.items():
+        array = reply.arrays[name]
+        assert (array.dtype, array.shape) == (dtype, shape), name
+        assert reply.meta[name] == meta, name
+
+
+# --- what the sensors measure ------------------------------------------------------------------
+POSE_SETS = {'quarter turn': POSES, 'turned': TURNED_POSES}
+# A car turned by an exact quarter turn: float32 rotations leave direction components of
+# about -5e-24, which Embree once took as +1e-18 and missed what the rays pointed at.
+
+
+@pytest.mark.parametrize('pose_set', list(POSE_SETS))
+def test_a_2d_lidar_measures_the_hand_computed_distances(backend: Backend,
+                                                        pose_set: str) -> None:
+    """Zero noise: every range within 1 mm of the room's geometry, REP-117 +inf where a beam
+    leaves through the opening, -inf for a return closer than range_min."""
+    poses = POSE_SETS[pose_set]
+    backend.configure([scan(), scan('near', range_min=3.0)])
+    reply = backend.update(1, ['scan', 'near'], poses)
+    for spec in (scan(), scan('near', range_min=3.0)):
+        name = f'ego/{spec["name"]}'
+        assert_ranges(reply.arrays[name], expected_ranges(spec, poses=poses)[0], MM, name)
+    # By hand: the other car's box 3 m ahead, 0.25 m of it before its centre, the scan 0.2 m
+    # ahead of base_link; beam 6 looks out of the car's left, through the opening.
+    ranges, near = reply.arrays['ego/scan'], reply.arrays['ego/near']
+    assert ranges[4] == pytest.approx(2.55, abs=MM)
+    assert (ranges[6], near[6]) == (np.inf, np.inf), 'out through the opening'
+    assert near[4] == -np.inf, 'a return closer than range_min'
+    if pose_set == 'quarter turn':  # from (0.5, -0.8, 0.2): the -y wall behind, +x right
+        np.testing.assert_allclose(ranges[[0, 2]], [4.2, 4.5], rtol=0, atol=MM)
+
+
+@pytest.mark.parametrize('pose_set', list(POSE_SETS))
+def test_a_3d_lidar_measures_the_hand_computed_distances(backend: Backend,
+                                                        pose_set: str) -> None:
+    """Zero noise: every range within 1 mm and every label as the room's geometry has them,
+    +inf (label 255) where a beam leaves through the opening or over a wall."""
+    poses = POSE_SETS[pose_set]
+    backend.configure([cloud()])
+    backend.update(1, [], poses)
+    reply = backend.update(2, ['cloud'], poses)
+    ranges, classes = expected_ranges(cloud(), poses=poses)
+    assert_ranges(reply.arrays['ego/cloud'], ranges, MM, 'ego/cloud')
+    np.testing.assert_array_equal(reply.arrays['ego/cloud/labels'], classes,
+                                  err_msg='ego/cloud/labels')
+    # By hand: ring 2, 0.2 rad down from 0.3 m, meets the floor; ring 0 of column 7 passes
+    # over the -x wall; ring 1 of column 6 leaves through the opening.
+    cloud_ranges = reply.arrays['ego/cloud']
+    np.testing.assert_allclose(cloud_ranges[2], 0.3 / math.sin(0.2), rtol=0, atol=MM)
+    assert (cloud_ranges[0, 7], cloud_ranges[1, 6]) == (np.inf, np.inf)
+
+
+def test_another_car_is_seen_as_a_car_and_the_own_car_is_not(backend: Backend) -> None:
+    backend.configure([cloud()])
+    backend.update(1, [])
+    reply = backend.update(2, ['cloud'])
+    ranges, classes = reply.arrays['ego/cloud'], reply.arrays['ego/cloud/labels']
+    # Column 0 looks along the car's x axis (+y): the other car's box from y = 1.75, the
+    # LiDAR at y = -1.0, 0.3 m up; ring 0 is 0.1 rad up, ring 1 level.
+    np.testing.assert_allclose(ranges[:2, 0], [2.75 / math.cos(0.1), 2.75], rtol=0, atol=MM)
+    assert list(classes[:2, 0]) == [labels.CAR, labels.CAR]
+    assert list(reply.arrays['ego/cloud/reflectivity'][:2, 0]) == [50, 50], \
+        'a car reflects 0.5 (100 = white diffuse)'
+    assert np.count_nonzero(classes == labels.CAR) == 2, 'only the other car is a car'
+    assert not np.any(ranges < 1.0), 'the own box (0.15 to 0.25 m around the LiDAR) is unseen'
+
+    backend.configure([cloud()], cars_visible=False)
+    backend.update(1, [])
+    hidden = backend.update(2, ['cloud'])
+    np.testing.assert_allclose(hidden.arrays['ego/cloud'][:2, 0], [6 / math.cos(0.1), 6.0],
+                               rtol=0, atol=MM, err_msg='cars_visible: false: the wall behind')
+    assert not np.any(hidden.arrays['ego/cloud/labels'] == labels.CAR)
+
+
+def test_a_camera_sees_the_wall_ahead_at_its_distance(backend: Backend) -> None:
+    """From (0.5, -1.0, 0.5) looking along +x: the wall at x = 5 squarely ahead, so the whole
+    middle row's depth (along the optical axis) is 4.5 m; sky above it, floor below."""
+    backend.configure([camera()])
+    reply = backend.update(1, ['cam'])
     rgb, depth = reply.arrays['ego/cam/rgb'], reply.arrays['ego/cam/depth']
     semantic = reply.arrays['ego/cam/semantic']
-    assert rgb.shape == (21, 33, 3) and rgb.dtype == np.uint8
-    assert depth.shape == (21, 33) and depth.dtype == np.float32
-    assert semantic.shape == (21, 33) and semantic.dtype == np.uint8
-    assert [described[f'ego/cam/{o}']['encoding'] for o in ('rgb', 'depth', 'semantic')] == [
-        'rgb8', '32FC1', 'mono8']
-    assert depth[10, 16] == pytest.approx(HALF, abs=0.01)
-    assert semantic[10, 16] == 1
-    assert semantic[0, 16] == 255 and depth[0, 16] == np.inf, 'the sky over the wall'
+    assert (rgb.shape, rgb.dtype) == ((21, 33, 3), np.uint8)
+    assert depth[10, 16] == pytest.approx(4.5, abs=CM), 'the centre pixel'
+    assert semantic[10, 16] == labels.BARRIER
+    np.testing.assert_allclose(depth[10], 4.5, rtol=0, atol=CM,
+                               err_msg='depth is along the optical axis, not the ray')
+    assert (semantic[10] == labels.BARRIER).all()
+    assert (depth[0, 16], semantic[0, 16]) == (np.inf, labels.NONE), 'the sky over the wall'
+    assert semantic[20, 16] == labels.GROUND and depth[20, 16] < 4.5, 'the floor below'
 
 
-def test_another_protocol_version_is_refused_naming_both(backend: RawBackend) -> None:
-    configure(backend, [scan()])
-    frames = frames_of(protocol.UPDATE, update(['scan']), step=1, time_ns=FRAME_NS)
+# --- refusals ----------------------------------------------------------------------------------
+def with_header(frames: Sequence[bytes], change: Any) -> list[bytes]:
+    """``frames`` with ``change(header)`` applied to the header."""
     header = json.loads(frames[1])
-    header['protocol'] = 2
-    error = backend.refused([frames[0], json.dumps(header).encode()])
-    assert 'peer speaks arsim protocol version 2, this side speaks version 1' in error
-    still_serving(backend)
+    change(header)
+    return [frames[0], json.dumps(header).encode(), *frames[2:]]
 
 
-MALFORMED = {
-    'unknown topic': (raw_header('Hello', header_text()), 'unknown protocol topic'),
-    'header not JSON': (raw_header('Update', '{"protocol": 1,'), 'not valid JSON'),
-    'header an array': (raw_header('Update', '[1, 2]'), 'must be a JSON object'),
-    'NaN in the header': (raw_header('Update', header_text().replace(
-        '"frames"', '"x": NaN, "frames"')), 'JSON'),
-    'frame count': (raw_header('Track', header_text(frames=[
-        {'name': 'a', 'dtype': 'uint8', 'shape': [1]}])), 'binary frames'),
-    'byte count': (raw_header('Track', header_text(frames=[
-        {'name': 'a', 'dtype': 'float32', 'shape': [3]}]), b'\0' * 8), 'carries 8 bytes'),
-    'dtype': (raw_header('Track', header_text(frames=[
-        {'name': 'a', 'dtype': 'complex64', 'shape': [1]}]), b'\0' * 8), 'dtype'),
-    'duplicate names': (raw_header('Track', header_text(frames=[
-        {'name': 'a', 'dtype': 'uint8', 'shape': [1]}] * 2), b'\0', b'\0'), "named 'a'"),
-    'triangle index': (frames_of(protocol.TRACK, {'track': {'name': 'x'}}, {
-        **ROOM, 'track_triangles': ROOM['track_triangles'] + np.uint32(100)}),
-        'index a vertex that does not exist'),
-    'short pose': (frames_of(protocol.UPDATE, {
-        'cars': [{'id': 'ego', 'pose': [0, 0, 0, 0, 0]}], 'render': []}), "'pose' must be 6"),
-    'unknown sensor': (frames_of(protocol.UPDATE, update(['radar'])), 'unknown car/sensor'),
+def frame_entry(frame: str, **keys: Any) -> Any:
+    """A header change: set ``keys`` in the description of the frame named ``frame``."""
+    def change(header: dict[str, Any]) -> None:
+        next(e for e in header['frames'] if e['name'] == frame).update(keys)
+    return change
+
+
+@pytest.mark.parametrize('version', [2, 0])
+def test_another_protocol_version_is_refused_naming_both(backend: Backend, version: int) -> None:
+    backend.configure([scan()])
+    frames = raw(update(['scan']), 3, 3 * FRAME_NS)
+    reply = backend.refused(with_header(frames, lambda h: h.update(protocol=version)))
+    assert (f'peer speaks arsim protocol version {version}, this side speaks version 1'
+            in reply.header['error'])
+    assert reply.header['protocol'] == protocol.PROTOCOL_VERSION
+    serves_on(backend)
+
+
+STEP, TIME_NS = 3, 3 * FRAME_NS
+UPDATE_FRAMES = raw(update(['scan']), STEP, TIME_NS)
+TRACK_FRAMES = raw(ROOM.track(), STEP, TIME_NS)
+VERTICES = ROOM.track().vertices
+
+
+def _update_with(change: Any) -> list[bytes]:
+    return with_header(UPDATE_FRAMES, change)
+
+
+def _pose(header: dict[str, Any], pose: list[Any]) -> None:
+    header['cars'][0]['pose'] = pose
+
+
+# case: (frames, what the reason names (a regex, any case), whether the header is readable
+# so the Error must carry the request's step and time)
+MALFORMED: dict[str, tuple[list[bytes], str, bool]] = {
+    'unknown topic': ([b'Hello', UPDATE_FRAMES[1]], r'hello|topic', False),
+    'header not JSON': ([b'Update', b'{"protocol": 1, "step": 3,'], r'json', False),
+    'header a JSON array': ([b'Update', b'[1, 3, 75000000]'], r'object', False),
+    'NaN in the header': (_update_with(lambda h: _pose(h, [math.nan, -1.0, 0, 0, 0, 0])),
+                          r'nan|json', False),
+    'a listed frame missing': (TRACK_FRAMES[:-1], r'frame', False),
+    'a frame not listed': ([*UPDATE_FRAMES, b'\0' * 4], r'frame', False),
+    'wrong byte count': ([*TRACK_FRAMES[:2], TRACK_FRAMES[2][:-4], *TRACK_FRAMES[3:]],
+                         r'track_vertices', False),
+    'dtype f4 (not a protocol name)': (with_header(TRACK_FRAMES, frame_entry(
+        'track_vertices', dtype='f4')), r"'f4'|dtype", False),
+    'dtype float16': (with_header(TRACK_FRAMES, frame_entry(
+        'track_vertices', dtype='float16', shape=[len(VERTICES), 6])), r'float16|dtype', False),
+    'duplicate frame names': (with_header(TRACK_FRAMES, frame_entry(
+        'track_labels', name='track_vertices')), r'track_vertices', False),
+    'triangle index out of range': (raw(messages.TrackRequest(
+        'x', VERTICES, ROOM.track().triangles + np.uint32(len(VERTICES))), STEP, TIME_NS),
+        r'track_triangles', True),
+    'negative triangle index': (raw(messages.TrackRequest(
+        'x', VERTICES, ROOM.track().triangles.astype(np.int32) - 1), STEP, TIME_NS),
+        r'track_triangles', True),
+    'pose of 5 numbers': (_update_with(lambda h: _pose(h, [0.5, -1.0, 0.0, 0.0, 0.0])),
+                          r'pose', True),
+    'unknown car in render': (raw(messages.UpdateRequest(
+        {'ego': EGO_POSE, 'opp': OPPONENT_POSE}, [('ghost', 'scan')]), STEP, TIME_NS),
+        r'ghost', True),
+    'unknown sensor in render': (raw(update(['radar']), STEP, TIME_NS), r'radar', True),
 }
 
 
 @pytest.mark.parametrize('case', list(MALFORMED))
 def test_a_malformed_request_gets_error_and_the_backend_serves_on(
-        backend: RawBackend, case: str) -> None:
-    configure(backend, [scan()])
-    frames, reason = MALFORMED[case]
-    assert reason in backend.refused(frames)
-    still_serving(backend)
+        backend: Backend, case: str) -> None:
+    backend.configure([scan()])
+    frames, names, readable = MALFORMED[case]
+    reply = backend.refused(frames)
+    reason = reply.header['error']
+    assert re.search(names, reason, re.IGNORECASE), f'the reason names {names!r}: {reason}'
+    echoed = (reply.step, reply.time_ns)
+    assert echoed == (STEP, TIME_NS) if readable else echoed in ((STEP, TIME_NS), (0, 0)), \
+        f'the Error of a request whose header was {"" if readable else "not "}read: {echoed}'
+    serves_on(backend)
 
 
-@pytest.mark.parametrize('kind', ['embedded', 'csharp-host'])
-def test_an_update_before_initial_settings_is_refused(kind: str, tmp_path: Path) -> None:
-    backend = start(kind, tmp_path)
-    try:
-        assert 'Update before InitialSettings' in backend.refused(
-            frames_of(protocol.UPDATE, update(['scan'])))
-        configure(backend, [scan()])
-        still_serving(backend)
-    finally:
-        backend.close()
+def test_an_update_before_initial_settings_is_refused(fresh_backend: Backend) -> None:
+    reply = fresh_backend.refused(raw(update(['scan']), 1, FRAME_NS))
+    assert (reply.step, reply.time_ns) == (1, FRAME_NS)
+    fresh_backend.configure([scan()])
+    serves_on(fresh_backend, step=2)
 
 
-def test_both_backends_measure_the_same_cloud_within_a_centimetre(
-        backends: dict[str, RawBackend]) -> None:
-    """A denser cloud from a tilted, turned car, the opponent in view: every range agrees."""
-    sensor = cloud(channels=8, columns=90, elevations=list(np.linspace(-0.25, 0.25, 8)))
-    ego = [-1.0, 0.7, 0.05, 0.02, -0.03, 0.4]
-    clouds = {}
+# --- the backends with each other --------------------------------------------------------------
+@pytest.mark.csharp_host
+def test_both_backends_measure_the_same_within_a_centimetre(
+        backends: dict[str, Backend]) -> None:
+    """A denser cloud from a tilted, turned car, the other car in view: every range, and
+    every scan range, agrees; so do nearly all labels (a beam grazing an edge may differ)."""
+    sensors = [cloud(channels=8, columns=90, elevations=np.linspace(0.25, -0.25, 8).tolist()),
+               scan()]
+    poses = {'ego': (-1.0, 0.7, 0.05, 0.02, -0.03, 0.4), 'opp': (2.0, 1.8, 0.0, 0.0, 0.0, 0.3)}
+    replies = {}
     for kind, backend in backends.items():
-        configure(backend, [sensor, scan()])
-        step(backend, 1, ['cloud'], ego=ego)
-        reply = step(backend, 2, ['cloud', 'scan'], ego=ego)
-        clouds[kind] = (reply.arrays['ego/cloud'], reply.arrays['ego/scan'],
-                        reply.arrays['ego/cloud/labels'])
-    (embedded, embedded_scan, embedded_labels), (host, host_scan, host_labels) = (
-        clouds['embedded'], clouds['csharp-host'])
-    assert np.isfinite(embedded).sum() > 400
-    np.testing.assert_array_equal(np.isinf(embedded), np.isinf(host))
-    np.testing.assert_allclose(host, embedded, atol=0.01)
-    np.testing.assert_allclose(host_scan, embedded_scan, atol=0.01)
-    agree = np.mean(embedded_labels == host_labels)
-    assert agree > 0.99, f'labels agree on {agree:.1%} of the returns'
+        backend.configure(sensors)
+        backend.update(1, [], poses)
+        replies[kind] = backend.update(2, ['cloud', 'scan'], poses).arrays
+    embedded, host = replies['embedded'], replies['csharp-host']
+    assert np.isfinite(embedded['ego/cloud']).sum() > 400
+    assert (embedded['ego/cloud/labels'] == labels.CAR).any(), 'the other car is in view'
+    for name in ('ego/cloud', 'ego/scan'):
+        assert_ranges(host[name], embedded[name], CM, f'{name}, C# host vs embedded')
+    agree = np.mean(host['ego/cloud/labels'] == embedded['ego/cloud/labels'])
+    assert agree > 0.99, f'labels agree on {agree:.1%} of the points'

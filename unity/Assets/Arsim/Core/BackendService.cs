@@ -1,63 +1,147 @@
 using System;
 using System.Collections.Generic;
-using System.Linq;
 
 namespace Arsim.Core
 {
-    /// <summary>The backend's request/reply state machine over a renderer (docs/protocol.md):
-    /// InitialSettings and Track get Ready, Update gets the due sensors' frames. Every
-    /// request gets a reply: one that breaks the protocol gets Error with the reason, and so
-    /// does any other failure, so no request can stop the server.</summary>
+    /// <summary>The backend's request/reply state machine over a renderer (docs/protocol.md;
+    /// backend/server.py's EmbeddedBackend): InitialSettings and Track get Ready, Update gets
+    /// the due sensors' frames. Every request gets a reply: one that breaks the protocol or
+    /// its limits gets Error with the reason, and so does any other failure, so no request
+    /// can stop the server. Not thread-safe: one request at a time, as a REP socket serves.</summary>
     public sealed class BackendService
     {
+        public const int MaxErrorChars = 2000;  // an error may quote what a peer sent
+
         readonly IRenderer renderer;
-        readonly Dictionary<KeyValuePair<string, string>, Sensor> sensors = new Dictionary<KeyValuePair<string, string>, Sensor>();
-        readonly HashSet<KeyValuePair<string, string>> computed = new HashSet<KeyValuePair<string, string>>();
-        readonly List<KeyValuePair<string, string>> listing = new List<KeyValuePair<string, string>>();
-        readonly Dictionary<string, double[]> footprints = new Dictionary<string, double[]>();
-        Timeline timeline = new Timeline();
-        bool carsVisible = true;
+        SensorSet sensors = new SensorSet();
+        bool hasTrack;
 
-        public BackendService(IRenderer renderer) { this.renderer = renderer; }
+        public BackendService(IRenderer renderer)
+        {
+            if (renderer == null) throw new ArgumentNullException(nameof(renderer));
+            this.renderer = renderer;
+        }
 
+        /// <summary>The InitialSettings applied last; null before the first.</summary>
         public InitialSettingsMessage Settings { get; private set; }
-        public string TrackName { get; private set; }
 
-        /// <summary>A message for the log, once per handled InitialSettings or Track.</summary>
+        /// <summary>The name of the track loaded last ("" before the first).</summary>
+        public string TrackName { get; private set; } = "";
+
+        /// <summary>A line for the log: each applied InitialSettings and Track, each refused
+        /// request with its reason, each failure with its stack trace.</summary>
         public event Action<string> Log = delegate { };
 
-        public List<byte[]> Handle(IList<byte[]> request, int maxFrames = Protocol.MaxRequestFrames)
+        /// <summary>The reply to one request's frames; never throws.</summary>
+        public List<byte[]> Handle(IList<byte[]> request)
         {
+            string topic = "a request";
             long step = 0, time = 0;
             try
             {
-                var message = Protocol.Decode(request, maxFrames);
+                var message = Protocol.Decode(request, Protocol.MaxRequestFrames);
+                topic = message.Topic;
                 step = message.Step;
                 time = message.TimeNs;
-                switch (message.Topic)
-                {
-                    case Protocol.InitialSettings: return InitialSettings(message);
-                    case Protocol.Track: return Track(message);
-                    case Protocol.Update: return Update(message);
-                    default: throw new ProtocolException("the backend does not accept '" + message.Topic + "' requests");
-                }
+                return Dispatch(message);
             }
             catch (ProtocolException error)
             {
-                return Protocol.EncodeError(step, time, Protocol.Clip(error.Message, 2000));
+                Log("refused " + topic + " of step " + step + ": " + error.Message);
+                return Protocol.EncodeError(step, time, Protocol.Clip(error.Message, MaxErrorChars));
             }
-            catch (Exception error)
+            catch (Exception error)  // the last resort: answer, log, serve on
             {
-                Log("internal error: " + error);
-                return Protocol.EncodeError(step, time, Protocol.Clip("internal error: " + error.GetType().Name + ": " + error.Message, 2000));
+                Log("failed to serve " + topic + " of step " + step + ": " + error);
+                var reason = "internal error: the backend failed to serve " + topic + " of step " + step + ": " +
+                             error.GetType().Name + ": " + error.Message;
+                return Protocol.EncodeError(step, time, Protocol.Clip(reason, MaxErrorChars));
             }
         }
 
+        List<byte[]> Dispatch(ProtocolMessage message)
+        {
+            switch (message.Topic)
+            {
+                case Protocol.InitialSettings: return InitialSettings(message);
+                case Protocol.Track: return Track(message);
+                case Protocol.Update: return Update(message);
+                default: throw new ProtocolException("the backend does not accept " + WireRead.Show(message.Topic) + " requests");
+            }
+        }
+
+        /// <summary>Checks everything and makes the sensors before changing anything, so a
+        /// refused InitialSettings leaves the previous one in force.</summary>
         List<byte[]> InitialSettings(ProtocolMessage message)
         {
             var settings = InitialSettingsMessage.Read(message);
-            var made = new Dictionary<KeyValuePair<string, string>, Sensor>();
-            var skipped = new HashSet<KeyValuePair<string, string>>();
+            var made = new SensorSet(settings, renderer.Name);
+            LoadTrack(settings.Track);
+            sensors = made;
+            Settings = settings;
+            Log("ready: track '" + TrackName + "' (" + settings.Track.Triangles.Length / 3 + " triangles), " +
+                settings.Cars.Count + " car(s), " + made.Listing.Count + " rendered sensor(s)");
+            return Ready(message);
+        }
+
+        List<byte[]> Track(ProtocolMessage message)
+        {
+            var track = TrackRequest.Read(message);
+            LoadTrack(track);
+            Log("track '" + TrackName + "' (" + track.Triangles.Length / 3 + " triangles)");
+            return Ready(message);
+        }
+
+        void LoadTrack(TrackMesh track)
+        {
+            renderer.SetTrack(track);
+            TrackName = track.Name;
+            hasTrack = true;
+        }
+
+        List<byte[]> Ready(ProtocolMessage message)
+        {
+            var ready = new ReadyMessage { Backend = renderer.Name, Track = TrackName, Sensors = sensors.Listing };
+            return Protocol.Encode(Protocol.Ready, message.Step, message.TimeNs, ready.ToBody(), new BinaryFrame[0]);
+        }
+
+        List<byte[]> Update(ProtocolMessage message)
+        {
+            var request = UpdateRequest.Read(message);
+            if (!hasTrack) throw new ProtocolException("Update before InitialSettings");
+            var poses = request.PosesById();
+            var due = sensors.Due(request.Render, poses);
+            sensors.Timeline.Add(message.TimeNs, poses);
+            var context = new RenderContext { Renderer = renderer, Timeline = sensors.Timeline, Cars = sensors.Cars, TimeNs = message.TimeNs };
+            renderer.SetCars(sensors.Cars.At(poses));
+            var frames = new List<BinaryFrame>();
+            foreach (var sensor in due) sensor.Render(context, frames);
+            return Protocol.Encode(Protocol.Update, message.Step, message.TimeNs, new Dictionary<string, object>(), frames);
+        }
+    }
+
+    /// <summary>What one InitialSettings sets up: the rendered sensors (each with its own
+    /// noise seed) in the order Ready lists them, the computed ones a render request may name
+    /// and that are skipped, the cars' boxes, and a timeline long enough for the slowest
+    /// spinning LiDAR's revolution.</summary>
+    sealed class SensorSet
+    {
+        readonly Dictionary<RenderRequest, Sensor> rendered = new Dictionary<RenderRequest, Sensor>();
+        readonly HashSet<RenderRequest> computed = new HashSet<RenderRequest>();
+
+        public readonly List<ListedSensor> Listing = new List<ListedSensor>();
+        public readonly CarBoxes Cars;
+        public readonly Timeline Timeline;
+
+        /// <summary>No sensors and no cars: before the first InitialSettings.</summary>
+        public SensorSet()
+        {
+            Cars = new CarBoxes(new CarSettings[0], false);
+            Timeline = new Timeline(0);
+        }
+
+        public SensorSet(InitialSettingsMessage settings, string backend)
+        {
             long keep = 0;
             for (var c = 0; c < settings.Cars.Count; c++)
             {
@@ -65,89 +149,52 @@ namespace Arsim.Core
                 for (var s = 0; s < car.Sensors.Count; s++)
                 {
                     var spec = car.Sensors[s];
-                    var key = new KeyValuePair<string, string>(car.Id, spec.Name);
-                    if (!spec.Rendered) { skipped.Add(key); continue; }
-                    // Each sensor its own noise, as the embedded backend seeds them.
-                    var sensor = Sensor.Make(car.Id, spec, settings.Seed + 1000UL * (ulong)c + (ulong)s, settings.FramePeriodNs);
-                    made[key] = sensor;
-                    var lidar = sensor as Lidar3DSensor;
-                    if (lidar != null) keep = Math.Max(keep, lidar.PeriodNs);
+                    var key = new RenderRequest(car.Id, spec.Name);
+                    if (!spec.Rendered)
+                    {
+                        computed.Add(key);
+                        continue;
+                    }
+                    var sensor = Sensor.Create(car.Id, spec, SensorSeed(settings.Seed, c, s), settings.FramePeriodNs, backend);
+                    rendered[key] = sensor;
+                    Listing.Add(new ListedSensor { Car = car.Id, Sensor = spec.Name, Type = spec.Type });
+                    var cloud = sensor as Lidar3DSensor;
+                    if (cloud != null) keep = Math.Max(keep, cloud.PeriodNs);
                 }
             }
-            renderer.SetTrack(settings.Track);
-            Settings = settings;
-            TrackName = settings.Track.Name;
-            sensors.Clear();
-            listing.Clear();
-            foreach (var pair in made) { sensors[pair.Key] = pair.Value; listing.Add(pair.Key); }
-            computed.Clear();
-            computed.UnionWith(skipped);
-            footprints.Clear();
-            foreach (var car in settings.Cars)
-                if (car.Footprint != null) footprints[car.Id] = car.Footprint;
-            carsVisible = settings.CarsVisible;
-            timeline = new Timeline(keep + settings.FramePeriodNs);
-            Log("ready: track '" + TrackName + "' (" + settings.Track.Triangles.Length / 3 + " triangles), " +
-                settings.Cars.Count + " car(s), " + sensors.Count + " rendered sensor(s)");
-            return Ready(message);
+            Cars = new CarBoxes(settings.Cars, settings.CarsVisible);
+            Timeline = new Timeline(keep + settings.FramePeriodNs);
         }
 
-        List<byte[]> Track(ProtocolMessage message)
+        /// <summary>Each sensor's own noise seed, as server.py's _sensor_seed, so no two
+        /// sensors share a noise sequence (wrapping at 2^64).</summary>
+        static ulong SensorSeed(ulong seed, int carIndex, int sensorIndex)
         {
-            var track = TrackReader.Read(message);
-            renderer.SetTrack(track);
-            TrackName = track.Name;
-            timeline.Clear();
-            Log("track '" + TrackName + "' (" + track.Triangles.Length / 3 + " triangles)");
-            return Ready(message);
+            return unchecked(seed + 1000UL * (ulong)carIndex + (ulong)sensorIndex);
         }
 
-        List<byte[]> Ready(ProtocolMessage message)
+        /// <summary>The sensors to render, in the order requested: computed ones skipped; an
+        /// unknown pair, or a car without a pose, refused.</summary>
+        public List<Sensor> Due(List<RenderRequest> requests, Dictionary<string, Pose6> poses)
         {
-            var listed = listing.Select(key => (object)new Dictionary<string, object>
-                { { "car", key.Key }, { "sensor", key.Value }, { "type", sensors[key].Type } }).ToList();
-            return Protocol.Encode(Protocol.Ready, message.Step, message.TimeNs, new Dictionary<string, object>
-                { { "backend", renderer.Name }, { "track", TrackName ?? "" }, { "sensors", listed } }, null);
-        }
-
-        List<byte[]> Update(ProtocolMessage message)
-        {
-            if (Settings == null) throw new ProtocolException("Update before InitialSettings");
-            var request = UpdateRequest.Read(message);
-            var chosen = new List<Sensor>();
-            foreach (var key in request.Render)
+            var due = new List<Sensor>();
+            var missing = new SortedSet<string>(StringComparer.Ordinal);
+            foreach (var key in requests)
             {
                 if (computed.Contains(key)) continue;
                 Sensor sensor;
-                if (!sensors.TryGetValue(key, out sensor))
-                    throw new ProtocolException("render request for unknown car/sensor ('" + key.Key + "', '" + key.Value + "')");
-                if (!request.Poses.ContainsKey(key.Key))
-                    throw new ProtocolException("render request for car(s) ['" + key.Key + "'] without a pose");
-                chosen.Add(sensor);
+                if (!rendered.TryGetValue(key, out sensor))
+                    throw new ProtocolException("render request for unknown car/sensor (" + WireRead.Show(key.Car) + ", " + WireRead.Show(key.Sensor) + ")");
+                due.Add(sensor);
+                if (!poses.ContainsKey(key.Car)) missing.Add(key.Car);
             }
-            timeline.Add(message.TimeNs, request.Poses);
-            var context = new RenderContext
+            if (missing.Count > 0)
             {
-                Renderer = renderer, Timeline = timeline, TimeNs = message.TimeNs, CarsAtFrame = CarsAt,
-            };
-            renderer.SetCars(CarsAt(timeline.Count - 1));
-            var frames = new List<BinaryFrame>();
-            foreach (var sensor in chosen) sensor.Render(context, frames);
-            return Protocol.Encode(Protocol.Update, message.Step, message.TimeNs, null, frames);
-        }
-
-        /// <summary>The visible cars' boxes at a frame of the timeline.</summary>
-        IReadOnlyList<CarBox> CarsAt(int frame)
-        {
-            var boxes = new List<CarBox>();
-            if (!carsVisible || frame < 0) return boxes;
-            foreach (var pose in timeline.PosesAt(frame))
-            {
-                double[] size;
-                if (footprints.TryGetValue(pose.Key, out size))
-                    boxes.Add(new CarBox { Car = pose.Key, Pose = pose.Value, Length = size[0], Width = size[1], Height = size[2] });
+                var names = new List<string>();
+                foreach (var car in missing) names.Add(WireRead.Show(car));
+                throw new ProtocolException("render request for car(s) [" + string.Join(", ", names) + "] without a pose");
             }
-            return boxes;
+            return due;
         }
     }
 }

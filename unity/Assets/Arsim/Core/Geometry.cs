@@ -3,7 +3,8 @@ using System;
 namespace Arsim.Core
 {
     /// <summary>A rotation matrix, row-major: R = Rz(yaw) Ry(pitch) Rx(roll), the convention
-    /// of the protocol's poses and mounts (arsim_core.geometry.rotation_matrix).</summary>
+    /// of the protocol's poses and mounts (arsim_core.geometry.rotation_matrix), so a C# and a
+    /// Python backend turn the same pose into the same axes.</summary>
     public struct Rotation
     {
         public double M00, M01, M02, M10, M11, M12, M20, M21, M22;
@@ -23,19 +24,13 @@ namespace Arsim.Core
 
         public static Rotation Of(Pose6 pose) { return FromRpy(pose.Roll, pose.Pitch, pose.Yaw); }
 
-        public Vec3 Apply(Vec3 v)
-        {
-            return new Vec3(M00 * v.X + M01 * v.Y + M02 * v.Z,
-                            M10 * v.X + M11 * v.Y + M12 * v.Z,
-                            M20 * v.X + M21 * v.Y + M22 * v.Z);
-        }
+        public Vec3 Apply(Vec3 v) { return Apply(v.X, v.Y, v.Z); }
 
-        /// <summary>The transpose: world to local for a rotation.</summary>
-        public Vec3 ApplyInverse(Vec3 v)
+        public Vec3 Apply(double x, double y, double z)
         {
-            return new Vec3(M00 * v.X + M10 * v.Y + M20 * v.Z,
-                            M01 * v.X + M11 * v.Y + M21 * v.Z,
-                            M02 * v.X + M12 * v.Y + M22 * v.Z);
+            return new Vec3(M00 * x + M01 * y + M02 * z,
+                            M10 * x + M11 * y + M12 * z,
+                            M20 * x + M21 * y + M22 * z);
         }
 
         public static Rotation operator *(Rotation a, Rotation b)
@@ -54,21 +49,30 @@ namespace Arsim.Core
             };
         }
 
-        /// <summary>Roll, pitch, yaw of this rotation (pitch in [-pi/2, pi/2]).</summary>
+        /// <summary>Roll, pitch, yaw of this rotation, pitch in [-pi/2, pi/2]. Looking straight
+        /// up or down only roll - yaw (or roll + yaw) is defined; roll is then 0, so a camera
+        /// that looks at the ground keeps its heading instead of rounding noise.</summary>
         public void ToRpy(out double roll, out double pitch, out double yaw)
         {
             pitch = Math.Asin(Math.Max(-1.0, Math.Min(1.0, -M20)));
+            if (Math.Sqrt(M00 * M00 + M10 * M10) < 1e-9)
+            {
+                roll = 0.0;
+                yaw = Math.Atan2(-M01, M11);
+                return;
+            }
             roll = Math.Atan2(M21, M22);
             yaw = Math.Atan2(M10, M00);
         }
     }
 
-    /// <summary>Pose arithmetic for mounts: a sensor's pose in the world is the car's pose
-    /// composed with the sensor's mount.</summary>
+    /// <summary>Pose arithmetic: a sensor's pose in the world is the car's pose composed with
+    /// the sensor's mount.</summary>
     public static class Poses
     {
         public static Vec3 Position(Pose6 pose) { return new Vec3(pose.X, pose.Y, pose.Z); }
 
+        /// <summary>child, given in parent's frame, in the frame parent is given in.</summary>
         public static Pose6 Compose(Pose6 parent, Pose6 child)
         {
             var rotation = Rotation.Of(parent);
@@ -79,12 +83,13 @@ namespace Arsim.Core
             return new Pose6(parent.X + offset.X, parent.Y + offset.Y, parent.Z + offset.Z, roll, pitch, yaw);
         }
 
+        /// <summary>x, y, z, roll, pitch, yaw as the protocol lists them.</summary>
         public static Pose6 FromArray(double[] values)
         {
             return new Pose6(values[0], values[1], values[2], values[3], values[4], values[5]);
         }
 
-        /// <summary>Angle wrapped to [-pi, pi).</summary>
+        /// <summary>Angle wrapped to [-pi, pi), as timeline.py's _wrap.</summary>
         public static double Wrap(double angle)
         {
             var wrapped = (angle + Math.PI) % (2.0 * Math.PI);
@@ -93,8 +98,43 @@ namespace Arsim.Core
         }
     }
 
+    /// <summary>Where a sensor is in the world: the car's pose with the mount applied once, so
+    /// every beam of the sensor is turned by one matrix (lidar.py's sensor_rays).</summary>
+    public struct SensorPlacement
+    {
+        public Vec3 Origin;
+        public Rotation Rotation;
+
+        public static SensorPlacement Of(Pose6 car, Pose6 mount)
+        {
+            var carRotation = Rotation.Of(car);
+            var offset = carRotation.Apply(Poses.Position(mount));
+            return new SensorPlacement
+            {
+                Origin = new Vec3(car.X + offset.X, car.Y + offset.Y, car.Z + offset.Z),
+                Rotation = carRotation * Rotation.Of(mount),
+            };
+        }
+
+        /// <summary>Writes ray <paramref name="at"/> of the batch: this origin, and the unit
+        /// vector of <paramref name="beam"/> in the sensor frame (local[3 * beam ..]) turned into
+        /// the world.</summary>
+        public void WriteRay(double[] local, int beam, RayBatch rays, int at)
+        {
+            var d = Rotation.Apply(local[3 * beam], local[3 * beam + 1], local[3 * beam + 2]);
+            var k = 3 * at;
+            rays.Origins[k] = (float)Origin.X;
+            rays.Origins[k + 1] = (float)Origin.Y;
+            rays.Origins[k + 2] = (float)Origin.Z;
+            rays.Directions[k] = (float)d.X;
+            rays.Directions[k + 1] = (float)d.Y;
+            rays.Directions[k + 2] = (float)d.Z;
+        }
+    }
+
     /// <summary>REP-103 (x forward, y left, z up; right-handed) to Unity's axes (x right, y up,
-    /// z forward; left-handed) and back: unity = (-ros.y, ros.z, ros.x).</summary>
+    /// z forward; left-handed) and back: unity = (-ros.y, ros.z, ros.x). The one place the two
+    /// conventions meet, so the engine side cannot get a sign wrong twice.</summary>
     public static class Axes
     {
         public static void RosToUnity(double x, double y, double z, out double ux, out double uy, out double uz)
@@ -108,7 +148,7 @@ namespace Arsim.Core
         }
 
         /// <summary>A REP-103 quaternion (x, y, z, w) as Unity's: the vector part maps as a
-        /// vector and flips sign, as the handedness changes.</summary>
+        /// vector and changes sign, as the handedness changes (the axis map has determinant -1).</summary>
         public static void RosToUnityQuaternion(double x, double y, double z, double w,
                                                 out double ux, out double uy, out double uz, out double uw)
         {
@@ -121,7 +161,8 @@ namespace Arsim.Core
             x = -uz; y = ux; z = -uy; w = uw;
         }
 
-        /// <summary>Roll, pitch, yaw as a REP-103 quaternion (x, y, z, w).</summary>
+        /// <summary>Roll, pitch, yaw as a REP-103 quaternion (x, y, z, w), as
+        /// arsim_core.geometry.rpy_to_quaternion.</summary>
         public static void RpyToQuaternion(double roll, double pitch, double yaw,
                                            out double x, out double y, out double z, out double w)
         {

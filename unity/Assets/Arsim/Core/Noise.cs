@@ -2,9 +2,9 @@ using System;
 
 namespace Arsim.Core
 {
-    /// <summary>A sensor's seeded random numbers (xoshiro256**, seeded by SplitMix64): the
-    /// same seed gives the same noise and dropout on every platform, which System.Random does
-    /// not promise.</summary>
+    /// <summary>A sensor's seeded random numbers: xoshiro256** seeded through SplitMix64. The
+    /// same seed gives the same noise and dropout on every platform and runtime, which
+    /// System.Random does not promise (it need not match NumPy's generator, only itself).</summary>
     public sealed class SensorNoise
     {
         ulong s0, s1, s2, s3;
@@ -14,7 +14,19 @@ namespace Arsim.Core
         public SensorNoise(ulong seed)
         {
             var x = seed;
-            s0 = SplitMix(ref x); s1 = SplitMix(ref x); s2 = SplitMix(ref x); s3 = SplitMix(ref x);
+            s0 = SplitMix(ref x);
+            s1 = SplitMix(ref x);
+            s2 = SplitMix(ref x);
+            s3 = SplitMix(ref x);
+        }
+
+        /// <summary>A seed of its own for each frame of a sensor, so a camera's noise depends
+        /// on the seed and the frame time only, not on which frames came before (as the
+        /// embedded backend's raster.seed_of).</summary>
+        public static SensorNoise ForFrame(ulong seed, long timeNs)
+        {
+            var x = seed;
+            return new SensorNoise(SplitMix(ref x) ^ (ulong)timeNs);
         }
 
         static ulong SplitMix(ref ulong x)
@@ -32,16 +44,22 @@ namespace Arsim.Core
         {
             var result = Rotl(s1 * 5, 7) * 9;
             var t = s1 << 17;
-            s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3;
+            s2 ^= s0;
+            s3 ^= s1;
+            s1 ^= s2;
+            s0 ^= s3;
             s2 ^= t;
             s3 = Rotl(s3, 45);
             return result;
         }
 
-        /// <summary>Uniform in [0, 1).</summary>
+        /// <summary>Uniform in [0, 1), from the top 53 bits.</summary>
         public double NextDouble() { return (NextULong() >> 11) * (1.0 / (1UL << 53)); }
 
-        /// <summary>Standard normal (Marsaglia's polar method).</summary>
+        /// <summary>True with the given probability: a dropped return.</summary>
+        public bool NextBernoulli(double probability) { return NextDouble() < probability; }
+
+        /// <summary>Standard normal (Marsaglia's polar method: two values per draw, no tables).</summary>
         public double NextGaussian()
         {
             if (hasSpare)

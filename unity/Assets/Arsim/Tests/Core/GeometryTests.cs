@@ -8,11 +8,11 @@ namespace Arsim.Core.Tests
     {
         const double Tolerance = 1e-12;
 
-        static void AreClose(Vec3 expected, Vec3 actual)
+        static void AreClose(Vec3 expected, Vec3 actual, double tolerance = Tolerance)
         {
-            Assert.That(actual.X, Is.EqualTo(expected.X).Within(Tolerance));
-            Assert.That(actual.Y, Is.EqualTo(expected.Y).Within(Tolerance));
-            Assert.That(actual.Z, Is.EqualTo(expected.Z).Within(Tolerance));
+            Assert.That(actual.X, Is.EqualTo(expected.X).Within(tolerance));
+            Assert.That(actual.Y, Is.EqualTo(expected.Y).Within(tolerance));
+            Assert.That(actual.Z, Is.EqualTo(expected.Z).Within(tolerance));
         }
 
         [Test]
@@ -22,7 +22,7 @@ namespace Arsim.Core.Tests
         }
 
         [Test]
-        public void PitchTiltsTheNoseDownAndRollTheLeftSideUp()
+        public void PitchTiltsTheNoseDownAndRollLiftsTheLeftSide()
         {
             AreClose(new Vec3(0, 0, -1), Rotation.FromRpy(0, Math.PI / 2, 0).Apply(new Vec3(1, 0, 0)));
             AreClose(new Vec3(0, 0, 1), Rotation.FromRpy(Math.PI / 2, 0, 0).Apply(new Vec3(0, 1, 0)));
@@ -31,10 +31,22 @@ namespace Arsim.Core.Tests
         [Test]
         public void RollIsAppliedFirstAndYawLast()
         {
-            // Rz(yaw) Ry(pitch) Rx(roll): roll about x, then pitch, then yaw.
+            // Rz(yaw) Ry(pitch) Rx(roll): the left axis is rolled up, then the up axis stays up under yaw.
             var r = Rotation.FromRpy(Math.PI / 2, 0, Math.PI / 2);
             AreClose(new Vec3(0, 0, 1), r.Apply(new Vec3(0, 1, 0)));
             AreClose(new Vec3(0, 1, 0), r.Apply(new Vec3(1, 0, 0)));
+            AreClose(new Vec3(1, 0, 0), r.Apply(new Vec3(0, 0, 1)));
+        }
+
+        [Test]
+        public void TheMatrixIsTheReferencesRowByRow()
+        {
+            // arsim_core.geometry.rotation_matrix(0.1, 0.2, 0.3), row 0 and column 0 by hand.
+            var r = Rotation.FromRpy(0.1, 0.2, 0.3);
+            Assert.That(r.M00, Is.EqualTo(Math.Cos(0.3) * Math.Cos(0.2)).Within(Tolerance));
+            Assert.That(r.M10, Is.EqualTo(Math.Sin(0.3) * Math.Cos(0.2)).Within(Tolerance));
+            Assert.That(r.M20, Is.EqualTo(-Math.Sin(0.2)).Within(Tolerance));
+            Assert.That(r.M21, Is.EqualTo(Math.Cos(0.2) * Math.Sin(0.1)).Within(Tolerance));
         }
 
         [Test]
@@ -48,14 +60,51 @@ namespace Arsim.Core.Tests
         }
 
         [Test]
+        public void LookingStraightDownKeepsTheHeading()
+        {
+            // A camera pitched down on a car turned by 1 rad: the composed rotation must be
+            // the same matrix whatever roll and yaw the angles come back as.
+            var car = new Pose6(0, 0, 0, 0, 0.2, 1.0);
+            var mount = new Pose6(0, 0, 0, 0, Math.PI / 2 - 0.2, 0);
+            var composed = Poses.Compose(car, mount);
+            var expected = Rotation.Of(car) * Rotation.Of(mount);
+            var actual = Rotation.Of(composed);
+            foreach (var axis in new[] { new Vec3(1, 0, 0), new Vec3(0, 1, 0), new Vec3(0, 0, 1) })
+                AreClose(expected.Apply(axis), actual.Apply(axis), 1e-9);
+        }
+
+        [Test]
         public void AMountComposesOntoTheCarPose()
         {
             var sensor = Poses.Compose(new Pose6(1, 2, 0, 0, 0, Math.PI / 2), new Pose6(0.5, 0, 0.2, 0, 0.1, 0));
             Assert.That(sensor.X, Is.EqualTo(1).Within(Tolerance));
             Assert.That(sensor.Y, Is.EqualTo(2.5).Within(Tolerance));
             Assert.That(sensor.Z, Is.EqualTo(0.2).Within(Tolerance));
+            Assert.That(sensor.Roll, Is.EqualTo(0).Within(Tolerance));
             Assert.That(sensor.Pitch, Is.EqualTo(0.1).Within(Tolerance));
             Assert.That(sensor.Yaw, Is.EqualTo(Math.PI / 2).Within(Tolerance));
+        }
+
+        [Test]
+        public void APlacementTurnsBeamsByCarAndMount()
+        {
+            // Car at (1, 2) facing +y; sensor 0.5 m ahead, 0.2 m up, turned left by 90 degrees: it looks along -x.
+            var placement = SensorPlacement.Of(new Pose6(1, 2, 0, 0, 0, Math.PI / 2), new Pose6(0.5, 0, 0.2, 0, 0, Math.PI / 2));
+            var rays = new RayBatch { Count = 1, Origins = new float[3], Directions = new float[3] };
+            placement.WriteRay(new double[] { 1, 0, 0 }, 0, rays, 0);
+            Assert.That(rays.Origins[0], Is.EqualTo(1f).Within(1e-6));
+            Assert.That(rays.Origins[1], Is.EqualTo(2.5f).Within(1e-6));
+            Assert.That(rays.Origins[2], Is.EqualTo(0.2f).Within(1e-6));
+            Assert.That(rays.Directions[0], Is.EqualTo(-1f).Within(1e-6));
+            Assert.That(rays.Directions[1], Is.EqualTo(0f).Within(1e-6));
+        }
+
+        [TestCase(3.0, 3.0)]
+        [TestCase(-4.0, 2 * Math.PI - 4.0)]
+        [TestCase(7.0, 7.0 - 2 * Math.PI)]
+        public void AnglesWrapIntoMinusPiToPi(double angle, double expected)
+        {
+            Assert.That(Poses.Wrap(angle), Is.EqualTo(expected).Within(Tolerance));
         }
 
         [Test]
@@ -63,29 +112,47 @@ namespace Arsim.Core.Tests
         {
             double ux, uy, uz, x, y, z;
             Axes.RosToUnity(1, 2, 3, out ux, out uy, out uz);
-            Assert.AreEqual(new[] { -2.0, 3.0, 1.0 }, new[] { ux, uy, uz });  // forward is Unity's z, up its y
+            Assert.AreEqual(new[] { -2.0, 3.0, 1.0 }, new[] { ux, uy, uz });  // forward is Unity's z, up its y, left its -x
             Axes.UnityToRos(ux, uy, uz, out x, out y, out z);
             Assert.AreEqual(new[] { 1.0, 2.0, 3.0 }, new[] { x, y, z });
         }
 
         [Test]
-        public void AQuaternionRotatesTheSameVectorInBothAxisConventions()
+        public void AQuaternionRotatesTheSameVectorInBothConventions()
         {
             double qx, qy, qz, qw, ux, uy, uz, uw;
             Axes.RpyToQuaternion(0.2, -0.3, 1.1, out qx, out qy, out qz, out qw);
-            Axes.RosToUnityQuaternion(qx, qy, qz, qw, out ux, out uy, out uz, out uw);
             var ros = Rotation.FromRpy(0.2, -0.3, 1.1).Apply(new Vec3(0.3, -0.7, 0.5));
-            double vx, vy, vz;
+            var viaQuaternion = Rotate(qx, qy, qz, qw, 0.3, -0.7, 0.5);
+            Assert.That(viaQuaternion[0], Is.EqualTo(ros.X).Within(Tolerance));
+            Assert.That(viaQuaternion[1], Is.EqualTo(ros.Y).Within(Tolerance));
+            Assert.That(viaQuaternion[2], Is.EqualTo(ros.Z).Within(Tolerance));
+
+            Axes.RosToUnityQuaternion(qx, qy, qz, qw, out ux, out uy, out uz, out uw);
+            double vx, vy, vz, ex, ey, ez;
             Axes.RosToUnity(0.3, -0.7, 0.5, out vx, out vy, out vz);
-            var rotated = Rotate(ux, uy, uz, uw, vx, vy, vz);
-            double ex, ey, ez;
             Axes.RosToUnity(ros.X, ros.Y, ros.Z, out ex, out ey, out ez);
-            Assert.That(rotated[0], Is.EqualTo(ex).Within(1e-12));
-            Assert.That(rotated[1], Is.EqualTo(ey).Within(1e-12));
-            Assert.That(rotated[2], Is.EqualTo(ez).Within(1e-12));
+            var rotated = Rotate(ux, uy, uz, uw, vx, vy, vz);
+            Assert.That(rotated[0], Is.EqualTo(ex).Within(Tolerance));
+            Assert.That(rotated[1], Is.EqualTo(ey).Within(Tolerance));
+            Assert.That(rotated[2], Is.EqualTo(ez).Within(Tolerance));
+
             double bx, by, bz, bw;
             Axes.UnityToRosQuaternion(ux, uy, uz, uw, out bx, out by, out bz, out bw);
             Assert.AreEqual(new[] { qx, qy, qz, qw }, new[] { bx, by, bz, bw });
+        }
+
+        [Test]
+        public void AYawIsAUnityTurnToTheLeftAboutUp()
+        {
+            // 90 degrees counter-clockwise seen from above in REP-103 is -90 degrees about Unity's y.
+            double qx, qy, qz, qw, ux, uy, uz, uw;
+            Axes.RpyToQuaternion(0, 0, Math.PI / 2, out qx, out qy, out qz, out qw);
+            Axes.RosToUnityQuaternion(qx, qy, qz, qw, out ux, out uy, out uz, out uw);
+            Assert.That(ux, Is.EqualTo(0).Within(Tolerance));
+            Assert.That(uy, Is.EqualTo(-Math.Sin(Math.PI / 4)).Within(Tolerance));
+            Assert.That(uz, Is.EqualTo(0).Within(Tolerance));
+            Assert.That(uw, Is.EqualTo(Math.Cos(Math.PI / 4)).Within(Tolerance));
         }
 
         /// <summary>q v q*, the same formula in either handedness.</summary>
@@ -93,112 +160,6 @@ namespace Arsim.Core.Tests
         {
             double tx = 2 * (y * vz - z * vy), ty = 2 * (z * vx - x * vz), tz = 2 * (x * vy - y * vx);
             return new[] { vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx) };
-        }
-    }
-
-    [TestFixture]
-    public class SensorGeometryTests
-    {
-        [Test]
-        public void PlanarBeamsRunCounterClockwiseFromAngleMin()
-        {
-            var d = SensorGeometry.PlanarDirections(-Math.PI / 2, Math.PI / 2, 3);
-            Assert.That(d[0], Is.EqualTo(0).Within(1e-12));
-            Assert.That(d[1], Is.EqualTo(-1).Within(1e-12));
-            Assert.That(d[3], Is.EqualTo(1).Within(1e-12));
-            Assert.That(d[7], Is.EqualTo(1).Within(1e-12));
-            Assert.AreEqual(0.0, d[2]);
-        }
-
-        [Test]
-        public void SpinningBeamsAreRingMajorWithTheirElevation()
-        {
-            var d = SensorGeometry.SpinningDirections(0, -Math.PI / 2, 4, new[] { -0.1, 0.2 });
-            var at = 3 * (1 * 4 + 1);  // ring 1, column 1: azimuth -90 degrees, clockwise
-            Assert.That(d[at], Is.EqualTo(0).Within(1e-12));
-            Assert.That(d[at + 1], Is.EqualTo(-Math.Cos(0.2)).Within(1e-12));
-            Assert.That(d[at + 2], Is.EqualTo(Math.Sin(0.2)).Within(1e-12));
-        }
-
-        [Test]
-        public void ARevolutionIsAWholeNumberOfFrames()
-        {
-            Assert.AreEqual(3, SensorGeometry.FramesPerSample(13.0, 25000000));
-            Assert.AreEqual(75000000, SensorGeometry.ScanPeriodNs(13.0, 25000000));
-            Assert.AreEqual(1, SensorGeometry.FramesPerSample(1000.0, 25000000));
-            Assert.AreEqual(76923077, SensorGeometry.ScanPeriodNs(13.0, 0));
-        }
-
-        [Test]
-        public void ColumnsAreSpreadOverTheRevolution()
-        {
-            Assert.AreEqual(new long[] { 0, 33, 66 }, SensorGeometry.ColumnOffsetsNs(100, 3));
-            Assert.AreEqual(100, SensorGeometry.RevolutionStart(250, 100));
-            Assert.AreEqual(100, SensorGeometry.RevolutionStart(200, 100));
-            Assert.AreEqual(0, SensorGeometry.RevolutionStart(50, 100));
-        }
-
-        [Test]
-        public void CameraIntrinsicsPutPixelCentresOnIntegers()
-        {
-            Assert.That(SensorGeometry.FocalLength(640, Math.PI / 2), Is.EqualTo(320).Within(1e-9));
-            Assert.AreEqual(319.5, SensorGeometry.PrincipalPoint(640));
-        }
-    }
-
-    [TestFixture]
-    public class TimelineAndNoiseTests
-    {
-        [Test]
-        public void PosesAreInterpolatedAndAnglesTakeTheShortWay()
-        {
-            var timeline = new Timeline(1000);
-            timeline.Add(0, new System.Collections.Generic.Dictionary<string, Pose6> { { "a", new Pose6(0, 0, 0, 0, 0, 3.0) } });
-            timeline.Add(100, new System.Collections.Generic.Dictionary<string, Pose6> { { "a", new Pose6(10, 0, 0, 0, 0, -3.0) } });
-            var middle = timeline.PoseAt("a", 50);
-            Assert.That(middle.X, Is.EqualTo(5).Within(1e-12));
-            Assert.That(Math.Abs(Poses.Wrap(middle.Yaw)), Is.EqualTo(Math.PI).Within(1e-9));  // through pi, not 0
-            Assert.AreEqual(10, timeline.PoseAt("a", 500).X);
-            Assert.AreEqual(1, timeline.FrameAfter(1));
-            Assert.AreEqual(1, timeline.FrameAfter(900));
-        }
-
-        [Test]
-        public void AFrameBackInTimeForgetsTheLaterOnes()
-        {
-            var timeline = new Timeline(1000);
-            var poses = new System.Collections.Generic.Dictionary<string, Pose6> { { "a", new Pose6() } };
-            timeline.Add(0, poses);
-            timeline.Add(100, poses);
-            timeline.Add(50, poses);
-            Assert.AreEqual(2, timeline.Count);
-            Assert.AreEqual(50, timeline.TimeAt(1));
-        }
-
-        [Test]
-        public void TheSameSeedGivesTheSameNoise()
-        {
-            SensorNoise a = new SensorNoise(42), b = new SensorNoise(42), c = new SensorNoise(43);
-            for (var i = 0; i < 10; i++) Assert.AreEqual(a.NextGaussian(), b.NextGaussian());
-            Assert.AreNotEqual(new SensorNoise(42).NextULong(), c.NextULong());
-        }
-
-        [Test]
-        public void GaussianNoiseHasUnitVarianceAndUniformStaysInItsRange()
-        {
-            var noise = new SensorNoise(7);
-            double sum = 0, squares = 0;
-            const int n = 200000;
-            for (var i = 0; i < n; i++)
-            {
-                var x = noise.NextGaussian();
-                sum += x;
-                squares += x * x;
-                var u = noise.NextDouble();
-                Assert.IsTrue(u >= 0 && u < 1);
-            }
-            Assert.That(sum / n, Is.EqualTo(0).Within(0.01));
-            Assert.That(squares / n, Is.EqualTo(1).Within(0.02));
         }
     }
 }

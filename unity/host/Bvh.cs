@@ -1,215 +1,221 @@
 using System;
-using System.Collections.Generic;
+using System.Runtime.CompilerServices;
 
 namespace Arsim.Host
 {
-    /// <summary>A bounding volume hierarchy over a triangle mesh, for nearest-hit ray casts on
-    /// the CPU: nodes in one flat array, split at the median of the longest axis of the
-    /// centroids' bounds, leaves of at most LeafSize triangles.</summary>
+    /// <summary>A node as BvhBuilder makes it: its bounds and, for a leaf (Count > 0), its
+    /// triangles at First .. First + Count of the leaf order; an inner node (Count 0) has
+    /// its children at First and First + 1.</summary>
+    struct BvhNode
+    {
+        public float MinX, MinY, MinZ, MaxX, MaxY, MaxZ;
+        public int First, Count;
+
+        /// <summary>A box no ray enters: the root of an empty mesh.</summary>
+        public static readonly BvhNode Empty = new BvhNode
+        {
+            MinX = 1, MinY = 1, MinZ = 1, MaxX = -1, MaxY = -1, MaxZ = -1, First = 0, Count = 0,
+        };
+
+        /// <summary>The box widened by a millionth (and a micrometre): rounding in the slab
+        /// test can then never cull a triangle that touches the box's faces, as a ray
+        /// grazing a wall's top edge does.</summary>
+        public static BvhNode Padded(float x0, float y0, float z0, float x1, float y1, float z1)
+        {
+            return new BvhNode
+            {
+                MinX = Down(x0), MinY = Down(y0), MinZ = Down(z0),
+                MaxX = Up(x1), MaxY = Up(y1), MaxZ = Up(z1),
+            };
+        }
+
+        static float Down(float value) { return (float)(value - (Math.Abs((double)value) + 1.0) * 1e-6); }
+
+        static float Up(float value) { return (float)(value + (Math.Abs((double)value) + 1.0) * 1e-6); }
+    }
+
+    /// <summary>A traversal's stack of nodes still to visit, with the distance at which the
+    /// ray enters each; one per thread.</summary>
+    public sealed class BvhStack
+    {
+        internal readonly int[] Nodes;
+        internal readonly double[] Entries;
+
+        internal BvhStack(int depth)
+        {
+            Nodes = new int[depth + 1];
+            Entries = new double[depth + 1];
+        }
+    }
+
+    /// <summary>A bounding volume hierarchy over a static triangle mesh, for nearest-hit ray
+    /// casts on the CPU: a flat node array (BvhBuilder's binned SAH) and the triangles in
+    /// leaf order, precomputed for Möller–Trumbore in double. A traversal visits the nearer
+    /// child first and skips any node the ray enters beyond the nearest hit so far.</summary>
     public sealed class Bvh
     {
-        const int LeafSize = 4;
-        // Per node: bounds (min xyz, max xyz); children or triangles: a leaf has Count > 0 and
-        // its triangles at order[First .. First + Count), an inner node its left child at
-        // First and its right child right after the left subtree (Right).
-        float[] bounds = new float[0];
-        int[] first = new int[0], count = new int[0], right = new int[0];
-        int nodes;
-        // Triangles in leaf order: vertex 0, edges 1 and 2, unit normal; and the class.
-        double[] v0 = new double[0], e1 = new double[0], e2 = new double[0], normal = new double[0];
-        byte[] label = new byte[0];
+        // For a zero direction component: 1/dx is then huge but finite, so the slab test of
+        // a ray lying in a box's face plane gives 0, not NaN.
+        const double Tiny = 1e-300;
 
-        public int TriangleCount { get; private set; }
+        // Node k: bounds[6k ..] = min x, y, z, max x, y, z (the slab test picks the near and
+        // far planes by index, without comparisons); links[2k] = First, links[2k + 1] = Count.
+        readonly float[] bounds;
+        readonly int[] links;
+        readonly Triangle[] triangles;  // leaf order
+        readonly int[] source;          // leaf order -> index in the mesh
 
-        public static Bvh Build(float[] vertices, uint[] triangles, byte[] labels)
+        /// <summary>float32 vertices (3 a vertex) and uint32 triangles (3 vertex indices
+        /// each); the indices must be within the vertices (MeshRayCaster checks them).</summary>
+        public Bvh(float[] vertices, uint[] indices)
         {
-            var bvh = new Bvh();
-            bvh.Construct(vertices, triangles, labels);
-            return bvh;
+            BvhNode[] nodes;
+            int depth;
+            BvhBuilder.Build(vertices, indices, out nodes, out source, out depth);
+            Depth = depth;
+            bounds = new float[6 * nodes.Length];
+            links = new int[2 * nodes.Length];
+            for (var k = 0; k < nodes.Length; k++)
+            {
+                bounds[6 * k] = nodes[k].MinX;
+                bounds[6 * k + 1] = nodes[k].MinY;
+                bounds[6 * k + 2] = nodes[k].MinZ;
+                bounds[6 * k + 3] = nodes[k].MaxX;
+                bounds[6 * k + 4] = nodes[k].MaxY;
+                bounds[6 * k + 5] = nodes[k].MaxZ;
+                links[2 * k] = nodes[k].First;
+                links[2 * k + 1] = nodes[k].Count;
+            }
+            triangles = new Triangle[source.Length];
+            for (var i = 0; i < source.Length; i++) triangles[i] = Triangle.Of(vertices, indices, source[i]);
         }
 
-        void Construct(float[] vertices, uint[] triangles, byte[] labels)
-        {
-            var n = triangles.Length / 3;
-            TriangleCount = n;
-            var centroid = new float[3 * n];
-            var boxes = new float[6 * n];
-            for (var t = 0; t < n; t++)
-            {
-                for (var axis = 0; axis < 3; axis++)
-                {
-                    float a = vertices[3 * triangles[3 * t] + axis], b = vertices[3 * triangles[3 * t + 1] + axis],
-                          c = vertices[3 * triangles[3 * t + 2] + axis];
-                    boxes[6 * t + axis] = Math.Min(a, Math.Min(b, c));
-                    boxes[6 * t + 3 + axis] = Math.Max(a, Math.Max(b, c));
-                    centroid[3 * t + axis] = (a + b + c) / 3f;
-                }
-            }
-            var order = new int[n];
-            for (var t = 0; t < n; t++) order[t] = t;
-            var capacity = Math.Max(1, 2 * n);
-            bounds = new float[6 * capacity];
-            first = new int[capacity];
-            count = new int[capacity];
-            right = new int[capacity];
-            nodes = 0;
-            var keys = new float[n];
-            var stack = new Stack<int[]>();  // node, begin, end
-            stack.Push(new[] { NewNode(), 0, n });
-            while (stack.Count > 0)
-            {
-                var job = stack.Pop();
-                int node = job[0], begin = job[1], end = job[2];
-                float[] lo = { float.MaxValue, float.MaxValue, float.MaxValue }, hi = { float.MinValue, float.MinValue, float.MinValue };
-                float[] clo = { float.MaxValue, float.MaxValue, float.MaxValue }, chi = { float.MinValue, float.MinValue, float.MinValue };
-                for (var i = begin; i < end; i++)
-                {
-                    var t = order[i];
-                    for (var axis = 0; axis < 3; axis++)
-                    {
-                        lo[axis] = Math.Min(lo[axis], boxes[6 * t + axis]);
-                        hi[axis] = Math.Max(hi[axis], boxes[6 * t + 3 + axis]);
-                        clo[axis] = Math.Min(clo[axis], centroid[3 * t + axis]);
-                        chi[axis] = Math.Max(chi[axis], centroid[3 * t + axis]);
-                    }
-                }
-                for (var axis = 0; axis < 3; axis++)
-                {
-                    bounds[6 * node + axis] = n > 0 ? lo[axis] : 0f;
-                    bounds[6 * node + 3 + axis] = n > 0 ? hi[axis] : -1f;  // an empty mesh: a box nothing enters
-                }
-                var split = 0;
-                for (var axis = 1; axis < 3; axis++)
-                    if (chi[axis] - clo[axis] > chi[split] - clo[split]) split = axis;
-                if (end - begin <= LeafSize || chi[split] - clo[split] <= 0f)
-                {
-                    first[node] = begin;
-                    count[node] = end - begin;
-                    continue;
-                }
-                var middle = (begin + end) / 2;
-                for (var i = begin; i < end; i++) keys[i] = centroid[3 * order[i] + split];
-                Array.Sort(keys, order, begin, end - begin);
-                var left = NewNode();
-                var rightNode = NewNode();
-                first[node] = left;
-                right[node] = rightNode;
-                count[node] = 0;
-                stack.Push(new[] { rightNode, middle, end });
-                stack.Push(new[] { left, begin, middle });
-            }
-            v0 = new double[3 * n]; e1 = new double[3 * n]; e2 = new double[3 * n]; normal = new double[3 * n];
-            label = new byte[n];
-            for (var i = 0; i < n; i++)
-            {
-                var t = order[i];
-                double[] a = Vertex(vertices, triangles[3 * t]), b = Vertex(vertices, triangles[3 * t + 1]),
-                         c = Vertex(vertices, triangles[3 * t + 2]);
-                for (var axis = 0; axis < 3; axis++)
-                {
-                    v0[3 * i + axis] = a[axis];
-                    e1[3 * i + axis] = b[axis] - a[axis];
-                    e2[3 * i + axis] = c[axis] - a[axis];
-                }
-                double nx = e1[3 * i + 1] * e2[3 * i + 2] - e1[3 * i + 2] * e2[3 * i + 1];
-                double ny = e1[3 * i + 2] * e2[3 * i] - e1[3 * i] * e2[3 * i + 2];
-                double nz = e1[3 * i] * e2[3 * i + 1] - e1[3 * i + 1] * e2[3 * i];
-                var length = Math.Sqrt(nx * nx + ny * ny + nz * nz);
-                if (length > 0) { nx /= length; ny /= length; nz /= length; }
-                normal[3 * i] = nx; normal[3 * i + 1] = ny; normal[3 * i + 2] = nz;
-                label[i] = labels[t];
-            }
-            // Leaves index triangles in leaf order, which is order's.
-        }
+        public int TriangleCount { get { return triangles.Length; } }
 
-        int NewNode()
-        {
-            if (nodes == first.Length)
-            {
-                Array.Resize(ref bounds, 12 * nodes);
-                Array.Resize(ref first, 2 * nodes);
-                Array.Resize(ref count, 2 * nodes);
-                Array.Resize(ref right, 2 * nodes);
-            }
-            return nodes++;
-        }
+        public int NodeCount { get { return links.Length / 2; } }
 
-        static double[] Vertex(float[] vertices, uint index)
-        {
-            return new double[] { vertices[3 * index], vertices[3 * index + 1], vertices[3 * index + 2] };
-        }
+        /// <summary>Levels of the tree; a traversal stack holds at most this many nodes.</summary>
+        public int Depth { get; private set; }
 
-        /// <summary>The nearest triangle hit along the ray within maxDistance: its distance,
-        /// class and |cos| of the incidence; false for none.</summary>
-        public bool Cast(double ox, double oy, double oz, double dx, double dy, double dz, double maxDistance,
-                         out double distance, out byte hitLabel, out double cosine)
+        public BvhStack NewStack() { return new BvhStack(Depth); }
+
+        /// <summary>The mesh index of the nearest triangle the ray (unit direction) hits
+        /// within maxDistance (inclusive) beyond Triangle.MinDistance, and its distance; -1
+        /// and +inf for none. Ties go to the triangle met first. stack: this thread's.</summary>
+        public int Nearest(double ox, double oy, double oz, double dx, double dy, double dz, double maxDistance,
+                           BvhStack stack, out double distance)
         {
-            distance = maxDistance;
-            hitLabel = 0;
-            cosine = 0;
+            distance = double.PositiveInfinity;
+            var triangles = this.triangles;
+            if (triangles.Length == 0 || !(maxDistance > 0)) return -1;
+            // Hits are taken while strictly nearer than best: start just beyond maxDistance.
+            var best = NextUp(maxDistance);
             var found = -1;
-            if (TriangleCount == 0) return false;
-            double ix = 1.0 / dx, iy = 1.0 / dy, iz = 1.0 / dz;
-            var stack = new int[64];
+            double ix = 1.0 / (dx != 0 ? dx : Tiny), iy = 1.0 / (dy != 0 ? dy : Tiny), iz = 1.0 / (dz != 0 ? dz : Tiny);
+            var bounds = this.bounds;
+            var links = this.links;
+            // Offsets of the near planes (0: the min, 3: the max) along x, y and z.
+            int nx = ix < 0 ? 3 : 0, ny = iy < 0 ? 3 : 0, nz = iz < 0 ? 3 : 0;
+            var pending = stack.Nodes;
+            var entries = stack.Entries;
             var top = 0;
-            stack[top++] = 0;
-            while (top > 0)
+            var node = 0;
+            if (Enter(bounds, 0, nx, ny, nz, ox, oy, oz, ix, iy, iz, best) == double.PositiveInfinity) return -1;
+            while (true)
             {
-                var node = stack[--top];
-                if (!EntersBox(node, ox, oy, oz, ix, iy, iz, distance)) continue;
-                if (count[node] > 0)
+                var count = links[2 * node + 1];
+                if (count > 0)
                 {
-                    for (int i = first[node], end = first[node] + count[node]; i < end; i++)
+                    for (int i = links[2 * node], end = i + count; i < end; i++)
                     {
-                        double t;
-                        if (Intersect(i, ox, oy, oz, dx, dy, dz, distance, out t))
+                        // Triangle.Distance, inline: a call per triangle would cost a third.
+                        ref var tri = ref triangles[i];
+                        double px = dy * tri.E2z - dz * tri.E2y, py = dz * tri.E2x - dx * tri.E2z, pz = dx * tri.E2y - dy * tri.E2x;
+                        var det = tri.E1x * px + tri.E1y * py + tri.E1z * pz;
+                        if (det > -Triangle.ParallelDeterminant && det < Triangle.ParallelDeterminant) continue;
+                        var inverse = 1.0 / det;
+                        double sx = ox - tri.Ax, sy = oy - tri.Ay, sz = oz - tri.Az;
+                        var u = (sx * px + sy * py + sz * pz) * inverse;
+                        if (u < 0.0 || u > 1.0) continue;
+                        double qx = sy * tri.E1z - sz * tri.E1y, qy = sz * tri.E1x - sx * tri.E1z, qz = sx * tri.E1y - sy * tri.E1x;
+                        var v = (dx * qx + dy * qy + dz * qz) * inverse;
+                        if (v < 0.0 || u + v > 1.0) continue;
+                        var t = (tri.E2x * qx + tri.E2y * qy + tri.E2z * qz) * inverse;
+                        if (t > Triangle.MinDistance && t < best)
                         {
-                            distance = t;
+                            best = t;
                             found = i;
                         }
                     }
-                    continue;
                 }
-                stack[top++] = right[node];
-                stack[top++] = first[node];  // left first out: a crude front-to-back order
+                else
+                {
+                    var left = links[2 * node];
+                    var near = Enter(bounds, 6 * left, nx, ny, nz, ox, oy, oz, ix, iy, iz, best);
+                    var far = Enter(bounds, 6 * left + 6, nx, ny, nz, ox, oy, oz, ix, iy, iz, best);
+                    var nearNode = left;
+                    if (far < near)
+                    {
+                        var swap = near;
+                        near = far;
+                        far = swap;
+                        nearNode = left + 1;
+                    }
+                    if (near != double.PositiveInfinity)
+                    {
+                        if (far != double.PositiveInfinity)
+                        {
+                            pending[top] = nearNode == left ? left + 1 : left;
+                            entries[top++] = far;
+                        }
+                        node = nearNode;
+                        continue;
+                    }
+                }
+                // Next: the latest pending node the ray still enters before the nearest hit.
+                node = -1;
+                while (top > 0)
+                {
+                    top--;
+                    if (entries[top] < best)
+                    {
+                        node = pending[top];
+                        break;
+                    }
+                }
+                if (node < 0) break;
             }
-            if (found < 0) return false;
-            hitLabel = label[found];
-            cosine = Math.Abs(dx * normal[3 * found] + dy * normal[3 * found + 1] + dz * normal[3 * found + 2]);
-            return true;
+            if (found < 0) return -1;
+            distance = best;
+            return source[found];
         }
 
-        bool EntersBox(int node, double ox, double oy, double oz, double ix, double iy, double iz, double maxDistance)
+        /// <summary>Where the ray enters the box at bounds[b ..] (0 if it starts inside), or
+        /// +inf if it misses the box or enters it no nearer than limit: the slab test in
+        /// double, near planes at offsets nx, ny, nz. Inlined: Mono would call it otherwise.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        static double Enter(float[] bounds, int b, int nx, int ny, int nz, double ox, double oy, double oz,
+                            double ix, double iy, double iz, double limit)
         {
-            var b = 6 * node;
-            double t1 = (bounds[b] - ox) * ix, t2 = (bounds[b + 3] - ox) * ix;
-            double near = Math.Min(t1, t2), far = Math.Max(t1, t2);
-            t1 = (bounds[b + 1] - oy) * iy; t2 = (bounds[b + 4] - oy) * iy;
-            near = Math.Max(near, Math.Min(t1, t2)); far = Math.Min(far, Math.Max(t1, t2));
-            t1 = (bounds[b + 2] - oz) * iz; t2 = (bounds[b + 5] - oz) * iz;
-            near = Math.Max(near, Math.Min(t1, t2)); far = Math.Min(far, Math.Max(t1, t2));
-            // NaN (a ray in a box's face plane) compares false: count it as entering.
-            return !(near > far) && !(far < 0.0) && !(near > maxDistance);
+            double near = (bounds[b + nx] - ox) * ix, far = (bounds[b + 3 - nx] - ox) * ix;
+            var t = (bounds[b + 1 + ny] - oy) * iy;
+            if (t > near) near = t;
+            t = (bounds[b + 4 - ny] - oy) * iy;
+            if (t < far) far = t;
+            t = (bounds[b + 2 + nz] - oz) * iz;
+            if (t > near) near = t;
+            t = (bounds[b + 5 - nz] - oz) * iz;
+            if (t < far) far = t;
+            if (near < 0.0) near = 0.0;
+            return near <= far && near < limit ? near : double.PositiveInfinity;
         }
 
-        /// <summary>Moller-Trumbore, in double; hits at t in [0, maxDistance).</summary>
-        bool Intersect(int i, double ox, double oy, double oz, double dx, double dy, double dz, double maxDistance, out double t)
+        /// <summary>The least double above value (value itself for +inf).</summary>
+        internal static double NextUp(double value)
         {
-            var k = 3 * i;
-            double ax = e1[k], ay = e1[k + 1], az = e1[k + 2], bx = e2[k], by = e2[k + 1], bz = e2[k + 2];
-            double px = dy * bz - dz * by, py = dz * bx - dx * bz, pz = dx * by - dy * bx;
-            var det = ax * px + ay * py + az * pz;
-            t = 0;
-            if (det > -1e-12 && det < 1e-12) return false;  // parallel to the triangle
-            var inv = 1.0 / det;
-            double sx = ox - v0[k], sy = oy - v0[k + 1], sz = oz - v0[k + 2];
-            var u = (sx * px + sy * py + sz * pz) * inv;
-            if (u < 0.0 || u > 1.0) return false;
-            double qx = sy * az - sz * ay, qy = sz * ax - sx * az, qz = sx * ay - sy * ax;
-            var v = (dx * qx + dy * qy + dz * qz) * inv;
-            if (v < 0.0 || u + v > 1.0) return false;
-            t = (bx * qx + by * qy + bz * qz) * inv;
-            return t >= 0.0 && t < maxDistance;
+            if (double.IsPositiveInfinity(value)) return value;
+            var bits = BitConverter.DoubleToInt64Bits(value);
+            return BitConverter.Int64BitsToDouble(value >= 0 ? bits + 1 : bits - 1);
         }
     }
 }

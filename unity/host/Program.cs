@@ -1,90 +1,139 @@
 using System;
-using System.Globalization;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Arsim.Core;
 
 namespace Arsim.Host
 {
     /// <summary>`mono arsim-unity-host.exe [--address tcp://127.0.0.1:5555] [--allow-remote]
-    /// [--max-request-mib 128]`: Arsim.Core's server with the CPU mesh ray caster, the C# side's
-    /// reference for protocol v1 and a GPU-free server for users who want a C# backend.</summary>
+    /// [--max-request-mib 128] [--log-level info|debug]`: protocol v1 served by Arsim.Core
+    /// with the CPU mesh ray caster. A GPU-free C# backend, and the reference that the C#
+    /// side answers as the embedded backend does. Exit status: 0 when stopped by SIGTERM or
+    /// SIGINT, 2 for a bad command line or an address it cannot bind.</summary>
     public static class Program
     {
-        const string Usage = "usage: mono arsim-unity-host.exe [--address tcp://127.0.0.1:5555] [--allow-remote] [--max-request-mib N]";
-        static volatile bool stopping;
+        const int PollMs = 200;  // how often the loop looks at the stop flag
 
         public static int Main(string[] args)
         {
-            string address = "tcp://127.0.0.1:5555";
-            var allowRemote = false;
-            long maxRequestMib = 128;
-            for (var i = 0; i < args.Length; i++)
+            HostOptions options;
+            try
             {
-                switch (args[i])
-                {
-                    case "--address":
-                        if (++i >= args.Length) return Fail("--address needs a value");
-                        address = args[i];
-                        break;
-                    case "--allow-remote":
-                        allowRemote = true;
-                        break;
-                    case "--max-request-mib":
-                        if (++i >= args.Length || !long.TryParse(args[i], NumberStyles.None, CultureInfo.InvariantCulture, out maxRequestMib)
-                            || maxRequestMib < 1 || maxRequestMib > 1L << 20)
-                            return Fail("--max-request-mib needs a whole number of MiB from 1 to 1048576");
-                        break;
-                    case "-h":
-                    case "--help":
-                        Console.WriteLine(Usage);
-                        return 0;
-                    default:
-                        return Fail("unknown argument '" + args[i] + "'");
-                }
+                options = HostOptions.Parse(args);
             }
+            catch (UsageException error)
+            {
+                return Refuse(error.Message);
+            }
+            if (options.Help)
+            {
+                Console.WriteLine(HostOptions.Usage);
+                return 0;
+            }
+            var log = new ServiceLog(line => Console.Error.WriteLine(line), options.Debug);
+            var stop = new ManualResetEventSlim();
+            StopSignals.Watch(stop);
             ZmtpRepServer server;
             try
             {
-                server = new ZmtpRepServer(address, allowRemote, maxRequestMib << 20);
+                server = new ZmtpRepServer(options.Address, options.AllowRemote, options.MaxRequestBytes);
                 server.Start();
             }
             catch (ArgumentException error)
             {
-                return Fail(error.Message);
+                return Refuse(error.Message);
             }
-            catch (System.Net.Sockets.SocketException error)
+            catch (SocketException error)
             {
-                Console.Error.WriteLine("[arsim-host] cannot bind " + address + ": " + error.Message);
+                var reason = error.SocketErrorCode == SocketError.AddressAlreadyInUse ? "address in use" : error.Message;
+                Console.Error.WriteLine("arsim C# host: cannot bind " + options.Address + ": " + reason);
                 return 2;
             }
-            StopOnSignals();
-            var service = new BackendService(new MeshRayCaster());
-            service.Log += line => Console.Error.WriteLine("[arsim-host] " + line);
-            Console.Error.WriteLine("[arsim-host] arsim C# host serving protocol v" + Protocol.Version + " at " + address);
             using (server)
             {
-                while (!stopping)
-                {
-                    ZmtpRequest request;
-                    if (server.TryTake(out request, 200)) request.Reply(service.Handle(request.Frames));
-                }
+                log.Started(BoundAddress(options.Address, server.Port));
+                Serve(server, log, stop);
             }
-            Console.Error.WriteLine("[arsim-host] stopped");
+            log.Stopped();
             return 0;
         }
 
-        static int Fail(string problem)
+        /// <summary>Answers requests one at a time until stop is set; every request gets a
+        /// reply (BackendService turns any failure into Error).</summary>
+        static void Serve(ZmtpRepServer server, ServiceLog log, ManualResetEventSlim stop)
         {
-            Console.Error.WriteLine("[arsim-host] " + problem);
-            Console.Error.WriteLine(Usage);
-            return 2;
+            var caster = new MeshRayCaster();
+            var service = new BackendService(caster);
+            while (!stop.IsSet)
+            {
+                ZmtpRequest request;
+                if (!server.TryTake(out request, PollMs)) continue;
+                var watch = Stopwatch.StartNew();
+                var frames = new List<byte[]>(request.Frames);
+                List<byte[]> reply;
+                try
+                {
+                    reply = service.Handle(frames);
+                }
+                catch (Exception error)  // Handle answers every failure itself; a REQ peer must never wait for nothing
+                {
+                    Console.Error.WriteLine("arsim C# host: internal error: " + error);
+                    reply = Protocol.EncodeError(0, 0, "internal error: " + error.GetType().Name + ": " + error.Message);
+                }
+                request.Reply(reply);
+                log.Served(frames, reply, caster.TriangleCount, watch.Elapsed);
+            }
         }
 
-        /// <summary>SIGINT and SIGTERM end the serving loop, so a launcher's stop is a clean
-        /// exit 0. Mono.Posix waits for the signals on a thread of its own.</summary>
-        static void StopOnSignals()
+        /// <summary>The address with the port actually bound (the free port chosen for :0).</summary>
+        static string BoundAddress(string address, int port)
         {
-            Console.CancelKeyPress += (sender, e) => { e.Cancel = true; stopping = true; };
+            var colon = address.LastIndexOf(':');
+            return colon > "tcp://".Length ? address.Substring(0, colon + 1) + port : address;
+        }
+
+        static int Refuse(string problem)
+        {
+            Console.Error.WriteLine("arsim C# host: " + problem);
+            Console.Error.WriteLine(HostOptions.Usage);
+            return 2;
+        }
+    }
+
+    /// <summary>SIGTERM and SIGINT set a stop flag instead of killing the process, so that a
+    /// launcher's stop ends the serving loop and the host exits 0. Mono.Posix waits for the
+    /// signals on a thread of its own; without it (another runtime), Ctrl-C and process exit
+    /// are caught as .NET offers them.</summary>
+    static class StopSignals
+    {
+        public static void Watch(ManualResetEventSlim stop)
+        {
+            try
+            {
+                WatchPosix(stop);
+            }
+            catch (Exception error) when (error is TypeLoadException || error is FileNotFoundException
+                                          || error is DllNotFoundException || error is EntryPointNotFoundException
+                                          || error is NotSupportedException)
+            {
+                Console.CancelKeyPress += (sender, e) =>
+                {
+                    e.Cancel = true;
+                    stop.Set();
+                };
+                AppDomain.CurrentDomain.ProcessExit += (sender, e) => stop.Set();
+            }
+        }
+
+        // Its own method: the JIT loads Mono.Posix only when compiling it, so a missing
+        // assembly is an exception the caller catches.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void WatchPosix(ManualResetEventSlim stop)
+        {
             var signals = new[]
             {
                 new Mono.Unix.UnixSignal(Mono.Unix.Native.Signum.SIGTERM),
@@ -93,8 +142,8 @@ namespace Arsim.Host
             new Thread(() =>
             {
                 Mono.Unix.UnixSignal.WaitAny(signals, -1);
-                stopping = true;
-            }) { IsBackground = true, Name = "signals" }.Start();
+                stop.Set();
+            }) { IsBackground = true, Name = "stop-signals" }.Start();
         }
     }
 }

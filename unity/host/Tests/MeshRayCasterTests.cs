@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using Arsim.Core;
 using NUnit.Framework;
 
@@ -8,150 +7,209 @@ namespace Arsim.Host.Tests
     [TestFixture]
     public class MeshRayCasterTests
     {
-        /// <summary>A square room of side 2 * half, walls 1 m high, two triangles a wall, and a
-        /// floor labelled road.</summary>
-        static TrackMesh Room(float half)
-        {
-            var corners = new[] { -half, -half, half, -half, half, half, -half, half };
-            var vertices = new List<float>();
-            var triangles = new List<uint>();
-            var labels = new List<byte>();
-            for (var i = 0; i < 4; i++)
-            {
-                float ax = corners[2 * i], ay = corners[2 * i + 1], bx = corners[(2 * i + 2) % 8], by = corners[(2 * i + 3) % 8];
-                var k = (uint)(vertices.Count / 3);
-                vertices.AddRange(new[] { ax, ay, 0f, bx, by, 0f, bx, by, 1f, ax, ay, 1f });
-                triangles.AddRange(new[] { k, k + 1, k + 2, k, k + 2, k + 3 });
-                labels.AddRange(new[] { Labels.Barrier, Labels.Barrier });
-            }
-            var f = (uint)(vertices.Count / 3);
-            vertices.AddRange(new[] { -half, -half, 0f, half, -half, 0f, half, half, 0f, -half, half, 0f });
-            triangles.AddRange(new[] { f, f + 1, f + 2, f, f + 2, f + 3 });
-            labels.AddRange(new[] { Labels.Road, Labels.Road });
-            return new TrackMesh { Name = "room", Vertices = vertices.ToArray(), Triangles = triangles.ToArray(), Labels = labels.ToArray() };
-        }
-
-        static RayHits Cast(IRenderer renderer, float[] origins, float[] directions, float max = 100f, string exclude = null)
-        {
-            var rays = new RayBatch { Count = origins.Length / 3, Origins = origins, Directions = directions, MaxDistance = max, ExcludeCar = exclude };
-            var hits = new RayHits();
-            renderer.CastRays(rays, hits);
-            return hits;
-        }
+        static readonly double Diagonal = Math.Sqrt(0.5);
 
         [Test]
-        public void RaysInARoomHitTheWallsAtHandComputedDistances()
+        public void RaysInARoomHitTheWallsAndFloorAtHandComputedDistances()
         {
-            var caster = new MeshRayCaster();
-            caster.SetTrack(Room(5f));
-            var s = (float)Math.Sqrt(0.5);
-            var hits = Cast(caster, new float[] { 1, 0, 0.5f, 1, 0, 0.5f, 0, 0, 0.5f, 0, 0, 0.5f },
-                            new[] { 1f, 0, 0, -1f, 0, 0, s, s, 0, 0, 0, -1f });
-            Assert.That(hits.Distance[0], Is.EqualTo(4f).Within(1e-6));
-            Assert.That(hits.Distance[1], Is.EqualTo(6f).Within(1e-6));
-            Assert.That(hits.Distance[2], Is.EqualTo(5 * Math.Sqrt(2)).Within(1e-5));  // the corner
-            Assert.That(hits.Distance[3], Is.EqualTo(0.5f).Within(1e-6));
+            var caster = Meshes.Caster(Meshes.Room(5f));
+            var hits = Meshes.Cast(caster, new float[] { 1, 0, 0.5f, 1, 0, 0.5f, 0, 0, 0.5f, 0, 0, 0.5f, 0, 0, 0.5f },
+                                   new[] { 1f, 0, 0, -1f, 0, 0, (float)Diagonal, (float)Diagonal, 0, 0, 0, -1f, 0, -1f, 0 });
+            Assert.That(hits.Distance[0], Is.EqualTo(4.0).Within(1e-6));
+            Assert.That(hits.Distance[1], Is.EqualTo(6.0).Within(1e-6));
+            Assert.That(hits.Distance[2], Is.EqualTo(5 * Math.Sqrt(2)).Within(1e-5), "into the corner");
+            Assert.That(hits.Distance[3], Is.EqualTo(0.5).Within(1e-6), "the floor");
+            Assert.That(hits.Distance[4], Is.EqualTo(5.0).Within(1e-6));
             Assert.AreEqual(Labels.Barrier, hits.Label[0]);
+            Assert.AreEqual(Labels.Barrier, hits.Label[2]);
             Assert.AreEqual(Labels.Road, hits.Label[3]);
-            Assert.That(hits.Cosine[0], Is.EqualTo(1f).Within(1e-6));
-            Assert.That(hits.Cosine[2], Is.EqualTo(s).Within(1e-5));
+            Assert.That(hits.Cosine[0], Is.EqualTo(1.0).Within(1e-6));
+            Assert.That(hits.Cosine[2], Is.EqualTo(Diagonal).Within(1e-6), "45 degrees to either wall");
+            Assert.That(hits.Cosine[3], Is.EqualTo(1.0).Within(1e-6));
         }
 
         [Test]
-        public void MissesAndRaysBeyondTheRangeAreInfinite()
+        public void ATiltedPlaneIsHitWhereItsEquationSays()
         {
-            var caster = new MeshRayCaster();
-            caster.SetTrack(Room(5f));
-            var hits = Cast(caster, new float[] { 0, 0, 0.5f, 0, 0, 0.5f }, new[] { 0f, 0, 1f, 1f, 0, 0 }, 3f);
-            Assert.AreEqual(float.PositiveInfinity, hits.Distance[0], "up: nothing");
-            Assert.AreEqual(Labels.None, hits.Label[0]);
-            Assert.AreEqual(0f, hits.Cosine[0]);
-            Assert.AreEqual(float.PositiveInfinity, hits.Distance[1], "the wall is 5 m away, the range 3 m");
+            var tilt = Math.PI / 6;  // the plane z = x tan(30 deg)
+            var rise = (float)(10 * Math.Tan(tilt));
+            var mesh = new Meshes.Builder();
+            mesh.Quad(-10, -10, -rise, 10, -10, rise, 10, 10, rise, -10, 10, -rise, Labels.Ground);
+            var caster = Meshes.Caster(mesh.Mesh("tilted"));
+            var down = Meshes.Cast(caster, 2, 0, 5, 0, 0, -1);
+            Assert.That(down.Distance[0], Is.EqualTo(5 - 2 * Math.Tan(tilt)).Within(1e-5));
+            Assert.That(down.Cosine[0], Is.EqualTo(Math.Cos(tilt)).Within(1e-6));
+            Assert.AreEqual(Labels.Ground, down.Label[0]);
+            var level = Meshes.Cast(caster, 0, 0, 1, 1, 0, 0);
+            Assert.That(level.Distance[0], Is.EqualTo(1 / Math.Tan(tilt)).Within(1e-5), "a level ray meets the slope");
+            Assert.That(level.Cosine[0], Is.EqualTo(Math.Sin(tilt)).Within(1e-6));
+            // Back along the normal from 2 m above the point (3, 1) of the plane.
+            double nx = -Math.Sin(tilt), nz = Math.Cos(tilt);
+            var normal = Meshes.Cast(caster, 3 + 2 * nx, 1, 3 * Math.Tan(tilt) + 2 * nz, -nx, 0, -nz);
+            Assert.That(normal.Distance[0], Is.EqualTo(2.0).Within(1e-5));
+            Assert.That(normal.Cosine[0], Is.EqualTo(1.0).Within(1e-6));
         }
 
         [Test]
-        public void ARayParallelToAWallInItsPlaneDoesNotHitIt()
+        public void RaysThroughATrianglesEdgesAndCornersHitItAndRaysBesideThemMiss()
         {
-            var caster = new MeshRayCaster();
-            caster.SetTrack(new TrackMesh { Vertices = new float[] { 0, 0, 0, 1, 0, 0, 0, 0, 1 }, Triangles = new uint[] { 0, 1, 2 }, Labels = new byte[] { 1 } });
-            var hits = Cast(caster, new float[] { -1, 0, 0.2f }, new[] { 1f, 0, 0 });
-            Assert.AreEqual(float.PositiveInfinity, hits.Distance[0]);
+            var mesh = new Meshes.Builder();
+            mesh.Triangle(new float[] { 0, 0, 0, 1, 0, 0, 0, 1, 0 }, Labels.Road);
+            var caster = Meshes.Caster(mesh.Mesh("one"));
+            Assert.AreEqual(1f, Meshes.Cast(caster, 0.5, 0.5, 1, 0, 0, -1).Distance[0], "on the hypotenuse");
+            Assert.AreEqual(1f, Meshes.Cast(caster, 0, 0, 1, 0, 0, -1).Distance[0], "on a corner");
+            Assert.AreEqual(1f, Meshes.Cast(caster, 0.5, 0, 1, 0, 0, -1).Distance[0], "on an edge");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, 0.5, 0.5001, 1, 0, 0, -1).Distance[0], "beyond the hypotenuse");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, -0.0001, 0.5, 1, 0, 0, -1).Distance[0], "beside an edge");
         }
 
         [Test]
-        public void TheBvhFindsTheSameNearestHitsAsTestingEveryTriangle()
+        public void ATriangulatedFloorHasNoCracksAlongItsSharedEdgesAndCorners()
         {
-            var random = new Random(5);
-            const int triangles = 3000;
-            var vertices = new float[9 * triangles];
-            var indices = new uint[3 * triangles];
-            var labels = new byte[triangles];
-            for (var t = 0; t < triangles; t++)
+            var mesh = new Meshes.Builder();
+            for (var x = 0; x < 10; x++)
+                for (var y = 0; y < 10; y++)
+                    mesh.Quad(x, y, 0, x + 1, y, 0, x + 1, y + 1, 0, x, y + 1, 0, Labels.Road);
+            var caster = Meshes.Caster(mesh.Mesh("floor"));
+            var origins = new float[3 * 21 * 21];
+            var directions = new float[3 * 21 * 21];
+            for (var i = 0; i < 21 * 21; i++)
             {
-                float cx = (float)(random.NextDouble() * 40 - 20), cy = (float)(random.NextDouble() * 40 - 20), cz = (float)(random.NextDouble() * 4);
-                for (var v = 0; v < 3; v++)
-                {
-                    vertices[9 * t + 3 * v] = cx + (float)(random.NextDouble() - 0.5);
-                    vertices[9 * t + 3 * v + 1] = cy + (float)(random.NextDouble() - 0.5);
-                    vertices[9 * t + 3 * v + 2] = cz + (float)(random.NextDouble() - 0.5);
-                    indices[3 * t + v] = (uint)(3 * t + v);
-                }
-                labels[t] = (byte)(t % 5);
+                origins[3 * i] = 0.5f * (i % 21);
+                origins[3 * i + 1] = 0.5f * (i / 21);
+                origins[3 * i + 2] = 2;
+                directions[3 * i + 2] = -1;
             }
-            var bvh = Bvh.Build(vertices, indices, labels);
-            var single = new List<Bvh>();  // every triangle on its own: brute force
-            for (var t = 0; t < triangles; t++)
-                single.Add(Bvh.Build(new[] { vertices[9 * t], vertices[9 * t + 1], vertices[9 * t + 2], vertices[9 * t + 3], vertices[9 * t + 4],
-                                             vertices[9 * t + 5], vertices[9 * t + 6], vertices[9 * t + 7], vertices[9 * t + 8] },
-                                     new uint[] { 0, 1, 2 }, new[] { labels[t] }));
-            var hitsSeen = 0;
-            for (var r = 0; r < 2000; r++)
-            {
-                double ox = random.NextDouble() * 40 - 20, oy = random.NextDouble() * 40 - 20, oz = random.NextDouble() * 4;
-                double angle = random.NextDouble() * 2 * Math.PI, dz = random.NextDouble() * 0.4 - 0.2;
-                var norm = Math.Sqrt(1 + dz * dz);
-                double dx = Math.Cos(angle) / norm, dy = Math.Sin(angle) / norm;
-                dz /= norm;
-                double distance, cosine;
-                byte label;
-                var hit = bvh.Cast(ox, oy, oz, dx, dy, dz, 100, out distance, out label, out cosine);
-                var best = 100.0;
-                byte bestLabel = 0;
-                var any = false;
-                foreach (var one in single)
-                {
-                    double d, c;
-                    byte l;
-                    if (one.Cast(ox, oy, oz, dx, dy, dz, best, out d, out l, out c)) { best = d; bestLabel = l; any = true; }
-                }
-                Assert.AreEqual(any, hit, "ray " + r);
-                if (!hit) continue;
-                hitsSeen++;
-                Assert.AreEqual(best, distance, 1e-12, "ray " + r);
-                Assert.AreEqual(bestLabel, label, "ray " + r);
-            }
-            Assert.Greater(hitsSeen, 500, "the rays must hit often enough to say something");
+            var hits = Meshes.Cast(caster, origins, directions);
+            for (var i = 0; i < 21 * 21; i++) Assert.AreEqual(2f, hits.Distance[i], "ray " + i + " at a vertex, an edge or a diagonal");
         }
 
         [Test]
-        public void OtherCarsAreOrientedBoxesOfClassCarAndTheOwnCarIsNotSeen()
+        public void RaysParallelToATriangleMissIt()
+        {
+            var mesh = new Meshes.Builder();
+            mesh.Triangle(new float[] { 0, 0, 0, 1, 0, 0, 0, 1, 0 }, Labels.Road);
+            var caster = Meshes.Caster(mesh.Mesh("one"));
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, -1, 0.2, 0, 1, 0, 0).Distance[0], "in its plane");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, -1, 0.2, 0.5, 1, 0, 0).Distance[0], "above it");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, -1, 0, 0, 1, 0, 0).Distance[0], "along its edge");
+        }
+
+        [Test]
+        public void ARayStartingOnASurfaceLeavesItAndSeesWhatIsBeyond()
+        {
+            var caster = Meshes.Caster(Meshes.Room(5f));
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, 0, 0, 0, 0, 0, -1).Distance[0], "down from the floor: nothing below");
+            var across = Meshes.Cast(caster, 0, 0, 0, 1, 0, 0.1);
+            Assert.That(across.Distance[0], Is.EqualTo(5 * Math.Sqrt(1.01)).Within(1e-5), "from the floor to the wall");
+            Assert.AreEqual(Labels.Barrier, across.Label[0]);
+            Assert.That(Meshes.Cast(caster, 5, 0, 0.5, -1, 0, 0).Distance[0], Is.EqualTo(10.0).Within(1e-6), "from a wall, the opposite one");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, 5, 0, 0.5, 1, 0, 0).Distance[0], "from a wall, outwards");
+        }
+
+        [Test]
+        public void MissesAndHitsBeyondTheRangeAreInfiniteWithNoClassAndNoCosine()
+        {
+            var caster = Meshes.Caster(Meshes.Room(5f));
+            var up = Meshes.Cast(caster, 0, 0, 0.5, 0, 0, 1);
+            Assert.AreEqual(float.PositiveInfinity, up.Distance[0]);
+            Assert.AreEqual(Labels.None, up.Label[0]);
+            Assert.AreEqual(0f, up.Cosine[0]);
+            var far = Meshes.Cast(caster, 0, 0, 0.5, 1, 0, 0, 3f);
+            Assert.AreEqual(float.PositiveInfinity, far.Distance[0], "the wall is 5 m away, the range 3 m");
+            Assert.AreEqual(Labels.None, far.Label[0]);
+            Assert.AreEqual(4f, Meshes.Cast(caster, 1, 0, 0.5, 1, 0, 0, 4f).Distance[0], "a hit at the range itself counts");
+            Assert.AreEqual(5f, Meshes.Cast(caster, 0, 0, 0.5, 1, 0, 0, float.PositiveInfinity).Distance[0], "an unlimited range");
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, 0, 0, 0.5, 1, 0, 0, 0f).Distance[0], "a range of 0");
+        }
+
+        [Test]
+        public void ALargeBatchCastInParallelGivesWhatSmallBatchesGive()
+        {
+            var caster = Meshes.Caster(Meshes.Random(2000, 20, 3, 1.5, 11));
+            var random = new Random(12);
+            const int count = 2 * MeshRayCaster.ParallelRays + 77;
+            var origins = new float[3 * count];
+            var directions = new float[3 * count];
+            for (var i = 0; i < count; i++)
+            {
+                origins[3 * i] = (float)(random.NextDouble() * 40 - 20);
+                origins[3 * i + 1] = (float)(random.NextDouble() * 40 - 20);
+                origins[3 * i + 2] = (float)(random.NextDouble() * 3);
+                var angle = random.NextDouble() * 2 * Math.PI;
+                directions[3 * i] = (float)Math.Cos(angle);
+                directions[3 * i + 1] = (float)Math.Sin(angle);
+            }
+            var whole = Meshes.Cast(caster, origins, directions, 30f);
+            var hitCount = 0;
+            for (var first = 0; first < count; first += 100)
+            {
+                var n = Math.Min(100, count - first);
+                var o = new float[3 * n];
+                var d = new float[3 * n];
+                Array.Copy(origins, 3 * first, o, 0, 3 * n);
+                Array.Copy(directions, 3 * first, d, 0, 3 * n);
+                var part = Meshes.Cast(caster, o, d, 30f);
+                for (var i = 0; i < n; i++)
+                {
+                    Assert.AreEqual(part.Distance[i], whole.Distance[first + i], "ray " + (first + i));
+                    Assert.AreEqual(part.Label[i], whole.Label[first + i], "ray " + (first + i));
+                    Assert.AreEqual(part.Cosine[i], whole.Cosine[first + i], "ray " + (first + i));
+                    if (part.Label[i] != Labels.None) hitCount++;
+                }
+            }
+            Assert.IsTrue(hitCount > count / 4, "enough rays hit to say something: " + hitCount);
+        }
+
+        [Test]
+        public void EachTrianglesOwnClassIsReportedAndATrackWithoutClassesIsBarrier()
+        {
+            var mesh = new Meshes.Builder();
+            mesh.Quad(2, -1, 0, 2, 1, 0, 2, 1, 1, 2, -1, 1, Labels.ConeBlue);
+            mesh.Quad(4, -1, 0, 4, 1, 0, 4, 1, 1, 4, -1, 1, Labels.ConeYellow);
+            var labelled = mesh.Mesh("cones");
+            var caster = Meshes.Caster(labelled);
+            Assert.AreEqual(Labels.ConeBlue, Meshes.Cast(caster, 0, 0, 0.5, 1, 0, 0).Label[0]);
+            Assert.AreEqual(Labels.ConeYellow, Meshes.Cast(caster, 6, 0, 0.5, -1, 0, 0).Label[0]);
+            labelled.Labels = new byte[0];
+            caster.SetTrack(labelled);
+            Assert.AreEqual(Labels.Barrier, Meshes.Cast(caster, 0, 0, 0.5, 1, 0, 0).Label[0]);
+        }
+
+        [Test]
+        public void AnEmptyTrackIsAllMisses()
+        {
+            var caster = Meshes.Caster(new TrackMesh());
+            Assert.AreEqual(0, caster.TriangleCount);
+            Assert.AreEqual(float.PositiveInfinity, Meshes.Cast(caster, 0, 0, 0, 1, 0, 0).Distance[0]);
+        }
+
+        [Test]
+        public void AMalformedTrackIsRefusedSayingWhy()
         {
             var caster = new MeshRayCaster();
-            caster.SetTrack(Room(20f));
-            caster.SetCars(new[]
-            {
-                new CarBox { Car = "other", Pose = new Pose6(5, 0, 0, 0, 0, Math.PI / 4), Length = 2, Width = 2, Height = 0.5 },
-                new CarBox { Car = "ego", Pose = new Pose6(0, 0, 0, 0, 0, 0), Length = 1, Width = 1, Height = 0.5 },
-            });
-            var hits = Cast(caster, new float[] { 0, 0, 0.2f, 0, 0, 0.2f, 0, 0, 0.2f }, new[] { 1f, 0, 0, 1f, 0, 0, -1f, 0, 0 }, 100f, "ego");
-            Assert.That(hits.Distance[0], Is.EqualTo(5 - Math.Sqrt(2)).Within(1e-5), "the rotated box's corner");
-            Assert.AreEqual(Labels.Car, hits.Label[0]);
-            Assert.That(hits.Cosine[0], Is.EqualTo(Math.Sqrt(0.5)).Within(1e-5));
-            Assert.That(hits.Distance[2], Is.EqualTo(20f).Within(1e-5), "ego's own box is not seen");
-            var over = Cast(caster, new float[] { 0, 0, 0.7f }, new[] { 1f, 0, 0 }, 100f, "ego");
-            Assert.That(over.Distance[0], Is.EqualTo(20f).Within(1e-5), "over the box's height");
-            var fromEgo = Cast(caster, new float[] { 0, 0, 0.2f }, new[] { -1f, 0, 0 }, 100f, "other");
-            Assert.That(fromEgo.Distance[0], Is.EqualTo(0.5f).Within(1e-5), "from inside a box, its far face");
+            var outside = new TrackMesh { Vertices = new float[9], Triangles = new uint[] { 0, 1, 3 }, Labels = new byte[1] };
+            Expect.Contains("names vertex 3 of 3", Assert.Throws<ArgumentException>(() => caster.SetTrack(outside)).Message);
+            var labels = new TrackMesh { Vertices = new float[9], Triangles = new uint[] { 0, 1, 2 }, Labels = new byte[2] };
+            Expect.Contains("2 for 1 triangles", Assert.Throws<ArgumentException>(() => caster.SetTrack(labels)).Message);
+            var ragged = new TrackMesh { Vertices = new float[8], Triangles = new uint[0], Labels = new byte[0] };
+            Expect.Contains("not 3 per vertex", Assert.Throws<ArgumentException>(() => caster.SetTrack(ragged)).Message);
+            var nan = new TrackMesh { Vertices = new[] { 0f, 0, 0, 1, 0, 0, 0, float.NaN, 0 }, Triangles = new uint[] { 0, 1, 2 }, Labels = new byte[1] };
+            Expect.Contains("vertex 2 is not finite", Assert.Throws<ArgumentException>(() => caster.SetTrack(nan)).Message);
+        }
+
+        [Test]
+        public void ABatchShorterThanItsCountIsRefused()
+        {
+            var caster = Meshes.Caster(Meshes.Room(5f));
+            var rays = new RayBatch { Count = 2, Origins = new float[3], Directions = new float[6], MaxDistance = 10 };
+            Assert.Throws<ArgumentException>(() => caster.CastRays(rays, new RayHits()));
+        }
+
+        [Test]
+        public void TheRendererIsNamedAsTheBridgeReportsIt()
+        {
+            Assert.AreEqual("arsim-csharp-host", new MeshRayCaster().Name);
         }
     }
 }

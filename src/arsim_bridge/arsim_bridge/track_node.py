@@ -39,7 +39,9 @@ from arsim_core.config.scenario import Scenario
 from arsim_core.errors import ArsimError, TrackError
 from arsim_core.track import (
     LABEL_BARRIER,
+    LABEL_CONE_BIG_ORANGE,
     LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_ROAD,
     Track,
@@ -68,6 +70,8 @@ MARKER_COLOURS: dict[int, tuple[float, float, float, float]] = {
     LABEL_BARRIER: (0.62, 0.62, 0.62, 1.0),
     LABEL_CONE_BLUE: (0.1, 0.3, 0.95, 1.0),
     LABEL_CONE_YELLOW: (0.98, 0.85, 0.1, 1.0),
+    LABEL_CONE_ORANGE: (1.0, 0.45, 0.05, 1.0),
+    LABEL_CONE_BIG_ORANGE: (1.0, 0.45, 0.05, 1.0),
 }
 
 

@@ -22,7 +22,9 @@ from arsim_core.sensors import labels
 
 # Class names as FSOCO names them (and "car"), by semantic label.
 CLASSES: Final = MappingProxyType({labels.CONE_BLUE: 'blue_cone',
-                                   labels.CONE_YELLOW: 'yellow_cone', labels.CAR: 'car'})
+                                   labels.CONE_YELLOW: 'yellow_cone', labels.CAR: 'car',
+                                   labels.CONE_ORANGE: 'orange_cone',
+                                   labels.CONE_BIG_ORANGE: 'big_orange_cone'})
 OBJECTS: Final = frozenset({labels.BARRIER, *CLASSES})  # what can hide an object
 DEPTH_STEP_M: Final = 0.3  # neighbouring pixels further apart than this are two objects
 MIN_PIXELS: Final = 4  # smaller regions are not boxed (a few pixels of a far cone)

@@ -20,7 +20,7 @@ from arsim_core.geometry import Footprint, relative_pose
 from arsim_core.sensors import labels
 from arsim_core.sensors.ground_truth import Labelled
 
-CONE_LABELS = (labels.CONE_BLUE, labels.CONE_YELLOW)
+CONE_LABELS = labels.CONES
 WELD_M = 1e-4  # vertices this close are one (meshes that repeat a vertex per triangle)
 
 

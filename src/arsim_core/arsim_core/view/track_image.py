@@ -15,7 +15,9 @@ import numpy as np
 from arsim_core.engine.world import TrackWorld
 from arsim_core.track.model import (
     LABEL_BARRIER,
+    LABEL_CONE_BIG_ORANGE,
     LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
@@ -26,7 +28,8 @@ MARGIN_M = 2.0
 # BGR, drawn in this order: later labels cover earlier ones.
 COLOURS = ((LABEL_GROUND, (225, 232, 222)), (LABEL_ROAD, (200, 200, 200)),
            (LABEL_BARRIER, (60, 60, 60)), (LABEL_CONE_BLUE, (200, 90, 20)),
-           (LABEL_CONE_YELLOW, (20, 200, 230)))
+           (LABEL_CONE_YELLOW, (20, 200, 230)), (LABEL_CONE_ORANGE, (20, 110, 250)),
+           (LABEL_CONE_BIG_ORANGE, (20, 110, 250)))
 BACKGROUND = (245, 245, 245)
 
 

@@ -5,6 +5,7 @@ namespace Arsim.Core
     public static class Labels
     {
         public const byte Road = 0, Barrier = 1, ConeBlue = 2, ConeYellow = 3, Ground = 4, Car = 5;
+        public const byte ConeOrange = 6, ConeBigOrange = 7;  // Formula Student's small and big orange cones
         public const byte None = 255;
         public const double DefaultReflectivity = 0.3;
 
@@ -17,6 +18,8 @@ namespace Arsim.Core
                 case Barrier: return 0.6;
                 case ConeBlue: return 1.5;
                 case ConeYellow: return 1.5;
+                case ConeOrange: return 1.5;
+                case ConeBigOrange: return 1.5;
                 case Ground: return 0.25;
                 case Car: return 0.5;
                 case None: return 0.0;
@@ -35,6 +38,8 @@ namespace Arsim.Core
                 case ConeYellow: r = 0.95; g = 0.8; b = 0.08; return;
                 case Ground: r = 0.3; g = 0.5; b = 0.22; return;
                 case Car: r = 0.75; g = 0.08; b = 0.08; return;
+                case ConeOrange:
+                case ConeBigOrange: r = 0.95; g = 0.35; b = 0.03; return;
                 case None: r = 0.62; g = 0.76; b = 0.92; return;
                 default: r = 0.6; g = 0.6; b = 0.6; return;
             }

@@ -54,6 +54,8 @@ namespace Arsim.Runtime
                 case Labels.ConeYellow: return "yellow cone";
                 case Labels.Ground: return "ground";
                 case Labels.Car: return "car";
+                case Labels.ConeOrange: return "orange cone";
+                case Labels.ConeBigOrange: return "big orange cone";
                 case Labels.None: return "none";
                 default: return "class " + label;
             }

@@ -378,3 +378,32 @@ def test_both_backends_measure_the_same_within_a_centimetre(
         assert_ranges(host[name], embedded[name], CM, f'{name}, C# host vs embedded')
     agree = np.mean(host['ego/cloud/labels'] == embedded['ego/cloud/labels'])
     assert agree > 0.99, f'labels agree on {agree:.1%} of the points'
+
+
+def test_every_class_has_the_reflectivity_of_the_label_table(backend: Backend) -> None:
+    """A wall of each class 0..7 around the car, one LiDAR column on each: the backend's
+    reflectivity per class is the label table's (arsim_core.sensors.labels), so a class added
+    on one side only shows up here."""
+    classes = sorted(labels.NAMES)[:-1]  # every class but NONE
+    vertices, triangles = [], []
+    for i in range(len(classes)):
+        angle = -2 * math.pi * i / len(classes)  # column i, turning clockwise
+        cx, cy = 3.0 * math.cos(angle), 3.0 * math.sin(angle)
+        sx, sy = -math.sin(angle) * 0.5, math.cos(angle) * 0.5  # along the wall
+        k = len(vertices)
+        vertices += [(cx - sx, cy - sy, 0.0), (cx + sx, cy + sy, 0.0), (cx + sx, cy + sy, 2.0),
+                     (cx - sx, cy - sy, 2.0)]
+        triangles += [(k, k + 1, k + 2), (k, k + 2, k + 3)]
+    track = messages.TrackRequest('classes', np.array(vertices, np.float32),
+                                  np.array(triangles, np.uint32),
+                                  np.repeat(np.array(classes, np.uint8), 2))
+    spec = cloud(channels=1, columns=len(classes))
+    spec['elevations'] = [0.0]
+    backend.configure([spec], track=track)
+    poses = {'ego': (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), 'opp': (50.0, 50.0, 0.0, 0.0, 0.0, 0.0)}
+    backend.update(1, [], poses)
+    reply = backend.update(2, ['cloud'], poses)
+    expected = [round(labels.REFLECTIVITY.get(c, labels.DEFAULT_REFLECTIVITY) * 100)
+                for c in classes]
+    assert list(reply.arrays['ego/cloud/labels'][0]) == classes
+    assert list(reply.arrays['ego/cloud/reflectivity'][0]) == expected

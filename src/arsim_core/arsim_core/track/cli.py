@@ -17,6 +17,7 @@ import numpy as np
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
 from arsim_core.track.csvio import read_numeric_csv, write_tum_centerline
+from arsim_core.track.fs.mission import KINDS as FS_MISSIONS
 from arsim_core.track.loaders import (
     MESH_SUFFIXES,
     TrackOptions,
@@ -106,6 +107,19 @@ def cmd_random(args: argparse.Namespace) -> int:
         f'wrote {args.output} (seed {args.seed}: {made.length:.1f} m, '
         f'min radius {made.min_radius:.2f} m)'
     )
+    return 0
+
+
+def cmd_fs(args: argparse.Namespace) -> int:
+    """Write the track folder of a Formula Student driverless mission."""
+    from arsim_core.track.fs import generate
+
+    out = Path(args.output)
+    track = generate(args.mission, args.seed, args.name or out.name)
+    save_track(track, out, name=args.name or out.name)
+    assert track.mission is not None and track.cones is not None
+    print(f'wrote {out} ({args.mission}: {len(track.cones)} cones, '
+          f'{track.mission.laps} lap{"s" if track.mission.laps > 1 else ""})')
     return 0
 
 
@@ -201,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--spacing', type=float, default=0.2, help='centerline point spacing, m')
     outputs(p)
     p.set_defaults(func=cmd_random)
+
+    p = sub.add_parser('fs', help='write a Formula Student driverless mission track folder')
+    p.add_argument('mission', help=f'one of: {", ".join(FS_MISSIONS)}')
+    p.add_argument('output', help='track folder to write')
+    p.add_argument('--seed', type=int, default=0, help='picks the autocross/trackdrive course')
+    p.add_argument('--name', help='track name (default: the folder name)')
+    p.set_defaults(func=cmd_fs)
 
     p = sub.add_parser('centerline', help='extract the centerline of a ROS map as TUM CSV')
     p.add_argument('map', help='map_saver yaml')

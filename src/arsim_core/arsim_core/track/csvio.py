@@ -14,8 +14,23 @@ import numpy as np
 
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
+from arsim_core.track.model import (
+    LABEL_CONE_BIG_ORANGE,
+    LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
+    LABEL_CONE_YELLOW,
+    Cones,
+)
 
 TUM_HEADER = '# x_m,y_m,w_tr_right_m,w_tr_left_m'
+CONES_HEADER = '# x_m,y_m,class'
+CONE_CLASSES = {
+    'blue': LABEL_CONE_BLUE,
+    'yellow': LABEL_CONE_YELLOW,
+    'orange': LABEL_CONE_ORANGE,
+    'big_orange': LABEL_CONE_BIG_ORANGE,
+}
+"""Cone class names of a cones CSV and their labels."""
 
 
 @dataclass(frozen=True)
@@ -136,3 +151,55 @@ def write_tum_centerline(
         msg = f'{path}: cannot write centerline: {exc}'
         raise TrackError(msg) from exc
     return path
+
+
+def write_cones_csv(path: Path, cones: Cones) -> Path:
+    """Write placed cones as ``x_m,y_m,class`` lines, class one of ``CONE_CLASSES``."""
+    path = Path(path)
+    names = {label: name for name, label in CONE_CLASSES.items()}
+    lines = [CONES_HEADER] + [f'{x:.6f},{y:.6f},{names[int(label)]}'
+                              for (x, y), label in zip(cones.positions, cones.labels, strict=True)]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
+    except OSError as exc:
+        msg = f'{path}: cannot write cones: {exc}'
+        raise TrackError(msg) from exc
+    return path
+
+
+def read_cones_csv(path: Path, scale: float = 1.0) -> Cones:
+    """Read a cones CSV (``x_m,y_m,class`` per line, ``#`` comments), positions scaled.
+
+    Every problem is one ``TrackError`` naming the file and line.
+    """
+    try:
+        text = Path(path).read_text(encoding='utf-8')
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f'{path}: cannot read cones: {exc}'
+        raise TrackError(msg) from exc
+    points: list[tuple[float, float]] = []
+    labels: list[int] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith('#'):
+            continue
+        cells = [c.strip() for c in line.split(';' if ';' in line else ',')]
+        if len(cells) != 3:
+            msg = f'{path}:{lineno}: cones need 3 columns (x_m, y_m, class), found {len(cells)}'
+            raise TrackError(msg)
+        try:
+            x, y = float(cells[0]), float(cells[1])
+        except ValueError as exc:
+            msg = f'{path}:{lineno}: cone position is not a number: {line[:80]!r}'
+            raise TrackError(msg) from exc
+        if not (math.isfinite(x) and math.isfinite(y)):
+            msg = f'{path}:{lineno}: cone position has NaN or infinite values: {line[:80]!r}'
+            raise TrackError(msg)
+        if cells[2] not in CONE_CLASSES:
+            msg = (f'{path}:{lineno}: unknown cone class {cells[2]!r}; expected one of: '
+                   f'{", ".join(CONE_CLASSES)}')
+            raise TrackError(msg)
+        points.append((x * scale, y * scale))
+        labels.append(CONE_CLASSES[cells[2]])
+    return Cones(np.asarray(points, dtype=float).reshape(-1, 2), np.asarray(labels, np.uint8))

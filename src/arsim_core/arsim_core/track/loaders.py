@@ -49,6 +49,8 @@ class TrackOptions:
     centerline: Path | None = None
     descriptor: Path | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    cones: Path | None = None
+    mission: Path | None = None
 
 
 TrackLoader = Callable[[Path, TrackOptions], Track]
@@ -142,9 +144,10 @@ def save_track(track: Track, folder: Path, name: str | None = None) -> Path:
     """Write a track as a track folder (``track.yaml`` + TUM ``centerline.csv``).
 
     This is the form of the tracks in ``maps/``, so anything loadable can become a track of
-    its own that ``load_track`` finds by name.
+    its own that ``load_track`` finds by name. A track's placed cones go to ``cones.csv`` and
+    its mission to ``mission.yaml``; a track without barriers says so (``walls: none``).
     """
-    from arsim_core.track.csvio import write_tum_centerline
+    from arsim_core.track.csvio import write_cones_csv, write_tum_centerline
 
     folder = Path(folder)
     write_tum_centerline(
@@ -162,6 +165,16 @@ def save_track(track: Track, folder: Path, name: str | None = None) -> Path:
         f'  index: {start}\n'
         '  direction: forward\n'
     )
+    if track.cones is not None:
+        write_cones_csv(folder / 'cones.csv', track.cones)
+        text += 'cones: cones.csv\n'
+    if track.mission is not None:
+        from arsim_core.track.fs.mission import write_mission
+
+        write_mission(track.mission, folder / 'mission.yaml')
+        text += 'mission: mission.yaml\n'
+    if not track.walls:
+        text += 'options:\n  walls: none\n'
     try:
         (folder / TRACK_YAML).write_text(text, encoding='utf-8')
     except OSError as exc:
@@ -191,8 +204,10 @@ def _centerline_from_csv(path: Path, opts: TrackOptions) -> tuple[np.ndarray, ..
 def load_tum_csv(path: Path, opts: TrackOptions) -> Track:
     """TUM racetrack database CSV (``x_m, y_m, w_tr_right_m, w_tr_left_m``), any scale."""
     center, wr, wl = _centerline_from_csv(path, opts)
+    walls: tuple[np.ndarray, ...] | None = () if opts.extra.get('walls') == 'none' else None
     return track_from_centerline(
-        opts.name, center, wr, wl, opts, source=path, **_read_raceline(opts.raceline, opts.scale)
+        opts.name, center, wr, wl, opts, walls=walls, source=path,
+        **_read_raceline(opts.raceline, opts.scale)
     )
 
 
@@ -356,7 +371,8 @@ def _is_f1tenth(map_yaml: Path) -> bool:
 
 
 DESCRIPTOR_KEYS = frozenset({'name', 'description', 'format', 'file', 'units', 'scale',
-                             'barrier_height', 'start', 'raceline', 'centerline', 'options'})
+                             'barrier_height', 'start', 'raceline', 'centerline', 'options',
+                             'cones', 'mission'})
 START_KEYS = frozenset({'index', 'direction'})
 
 
@@ -372,6 +388,10 @@ def _up_axis(options: Section, key: str) -> str:
     return options.string(key, choices=('auto', 'y', 'z'))
 
 
+def _walls(options: Section, key: str) -> str:
+    return options.string(key, choices=('edges', 'none'))
+
+
 def _positive(options: Section, key: str) -> float:
     return options.number(key, minimum=0.0, exclusive_minimum=True)
 
@@ -379,7 +399,7 @@ def _positive(options: Section, key: str) -> float:
 _MAP_OPTIONS: Mapping[str, Callable[[Section, str], Any]] = MappingProxyType(
     {'simplify_cells': _simplify_cells, 'min_region_cells': _min_region_cells})
 _FORMAT_OPTION_READERS: Mapping[str, Mapping[str, Callable[[Section, str], Any]]] = {
-    'tum_csv': {}, 'ros_map': _MAP_OPTIONS, 'f1tenth': _MAP_OPTIONS,
+    'tum_csv': {'walls': _walls}, 'ros_map': _MAP_OPTIONS, 'f1tenth': _MAP_OPTIONS,
     'mesh': {'up_axis': _up_axis, 'slice_height': _positive, 'resolution': _positive}}
 FORMAT_OPTIONS = {fmt: frozenset(readers) for fmt, readers in _FORMAT_OPTION_READERS.items()}
 """The ``options:`` each format reads."""
@@ -399,7 +419,10 @@ def _options_from_descriptor(doc: Section) -> tuple[str, Path, TrackOptions]:
     data_name = doc.string('file')
     raceline = doc.string('raceline') if doc.has('raceline') else None
     centerline = doc.string('centerline') if doc.has('centerline') else None
-    for key, rel in (('file', data_name), ('raceline', raceline), ('centerline', centerline)):
+    cones = doc.string('cones') if doc.has('cones') else None
+    mission = doc.string('mission') if doc.has('mission') else None
+    for key, rel in (('file', data_name), ('raceline', raceline), ('centerline', centerline),
+                     ('cones', cones), ('mission', mission)):
         if rel is not None and not (folder / rel).exists():
             doc.fail(f'names {folder / rel}, which does not exist', key)
     units = doc.string('units', 'm', choices=UNITS)
@@ -414,6 +437,8 @@ def _options_from_descriptor(doc: Section) -> tuple[str, Path, TrackOptions]:
         centerline=folder / centerline if centerline else None,
         descriptor=Path(doc.source),
         extra={key: readers[key](options, key) for key in options.data},
+        cones=folder / cones if cones else None,
+        mission=folder / mission if mission else None,
     )
 
 
@@ -460,6 +485,14 @@ def load_track(spec: str | os.PathLike[str], maps_dir: Path | None = None) -> Tr
     track = TRACK_LOADERS[fmt](path, options)
     if options.descriptor is not None:
         track = _replace(track, source=options.descriptor)
+    if options.cones is not None:
+        from arsim_core.track.csvio import read_cones_csv
+
+        track = _replace(track, cones=read_cones_csv(options.cones, options.scale))
+    if options.mission is not None:
+        from arsim_core.track.fs.mission import read_mission
+
+        track = _replace(track, mission=read_mission(options.mission, options.scale))
     return track
 
 

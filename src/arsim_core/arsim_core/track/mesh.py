@@ -18,7 +18,9 @@ from arsim_core.errors import TrackError
 from arsim_core.track import geometry
 from arsim_core.track.model import (
     LABEL_BARRIER,
+    LABEL_CONE_BIG_ORANGE,
     LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
@@ -177,13 +179,10 @@ def _face_up(verts: np.ndarray, tris: np.ndarray) -> np.ndarray:
     return tris
 
 
-def _cones(
-    edge: np.ndarray, spacing: float, radius: float, height: float, inward: np.ndarray
+def _cone_solids(
+    centres: np.ndarray, radius: float, height: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Cones every ``spacing`` metres along a closed edge, set ``radius`` towards the road."""
-    pts, values = geometry.resample_closed(edge, spacing, inward)
-    assert values is not None
-    centres = pts + values * radius
+    """Closed eight-sided cones standing at ``centres`` (K, 2) on z = 0."""
     sides = 8
     ang = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
     ring = np.stack([np.cos(ang), np.sin(ang)], axis=1) * radius
@@ -199,6 +198,24 @@ def _cones(
     local = np.concatenate([side, cap])
     tris = (local[None] + (np.arange(count) * stride)[:, None, None]).reshape(-1, 3)
     return verts, tris
+
+
+def _cones(
+    edge: np.ndarray, spacing: float, radius: float, height: float, inward: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cones every ``spacing`` metres along a closed edge, set ``radius`` towards the road."""
+    pts, values = geometry.resample_closed(edge, spacing, inward)
+    assert values is not None
+    return _cone_solids(pts + values * radius, radius, height)
+
+
+# Base radius and height per placed cone label: the small cones and the big orange one.
+PLACED_CONE_SIZES = {
+    LABEL_CONE_BLUE: (0.114, 0.325),
+    LABEL_CONE_YELLOW: (0.114, 0.325),
+    LABEL_CONE_ORANGE: (0.114, 0.325),
+    LABEL_CONE_BIG_ORANGE: (0.1425, 0.505),
+}
 
 
 def track_mesh(
@@ -219,9 +236,11 @@ def track_mesh(
     ``height`` defaults to the track's barrier height. ``profile`` is a key of
     ``BARRIER_PROFILES``; ``thickness`` (beam width) defaults to half the height. The road is
     the strip between the track edges at z = 0; the ground lies 1 mm below it so a camera never
-    sees the two fight. Formula Student cones (blue left, yellow right) default to the real
-    228 x 325 mm cone every 5 m; pass smaller values for a 1:10 track. A track loaded
-    from a 3D mesh file returns that mesh unchanged.
+    sees the two fight. ``cones`` adds Formula Student cones along the edges (blue left,
+    yellow right), by default the real 228 x 325 mm cone every 5 m; pass smaller values for a
+    1:10 track. Cones the track places itself (``track.cones``) are always built, each with
+    its label and size (the big orange cone 285 x 505 mm). A track loaded from a 3D mesh file
+    returns that mesh unchanged.
     """
     if track.mesh is not None:
         return track.mesh
@@ -261,4 +280,10 @@ def track_mesh(
         out.add(verts, tris, LABEL_CONE_BLUE)
         verts, tris = _cones(track.right_boundary, spacing, radius, c_height, normals)
         out.add(verts, tris, LABEL_CONE_YELLOW)
+    if track.cones is not None:
+        for label, (c_radius, c_height) in PLACED_CONE_SIZES.items():
+            centres = track.cones.of(label)
+            if len(centres):
+                verts, tris = _cone_solids(centres, c_radius, c_height)
+                out.add(verts, tris, label)
     return out.build()

@@ -18,7 +18,9 @@ from arsim_core.errors import TrackError
 from arsim_core.sensors import labels as semantic
 from arsim_core.track.model import (
     LABEL_BARRIER,
+    LABEL_CONE_BIG_ORANGE,
     LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
@@ -27,6 +29,8 @@ from arsim_core.track.model import (
 
 NAME_LABELS = MappingProxyType(
     {
+        'big_orange': LABEL_CONE_BIG_ORANGE,
+        'orange': LABEL_CONE_ORANGE,
         'blue': LABEL_CONE_BLUE,
         'yellow': LABEL_CONE_YELLOW,
         'road': LABEL_ROAD,
@@ -39,7 +43,8 @@ NAME_LABELS = MappingProxyType(
 """Substring of an object name -> triangle label; first match wins, default barrier."""
 
 LABEL_NAMES = MappingProxyType({label: semantic.NAMES[label] for label in (
-    LABEL_ROAD, LABEL_BARRIER, LABEL_CONE_BLUE, LABEL_CONE_YELLOW, LABEL_GROUND)})
+    LABEL_ROAD, LABEL_BARRIER, LABEL_CONE_BLUE, LABEL_CONE_YELLOW, LABEL_GROUND,
+    LABEL_CONE_ORANGE, LABEL_CONE_BIG_ORANGE)})
 """Object names used when exporting, chosen so that reading the file back keeps the labels."""
 
 _Y_UP_SUFFIXES = ('.glb', '.gltf')

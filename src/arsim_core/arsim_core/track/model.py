@@ -10,11 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from arsim_core.sensors import labels
 from arsim_core.track import geometry
+
+if TYPE_CHECKING:
+    from arsim_core.track.fs.mission import Mission
 
 # The track's triangle labels, as the track API names them; the ids are the semantic classes of
 # arsim_core.sensors.labels, the one table of them.
@@ -23,6 +27,9 @@ LABEL_BARRIER = labels.BARRIER
 LABEL_CONE_BLUE = labels.CONE_BLUE
 LABEL_CONE_YELLOW = labels.CONE_YELLOW
 LABEL_GROUND = labels.GROUND
+LABEL_CONE_ORANGE = labels.CONE_ORANGE
+LABEL_CONE_BIG_ORANGE = labels.CONE_BIG_ORANGE
+CONE_LABELS = labels.CONES
 
 OCCUPIED = 100
 FREE = 0
@@ -130,6 +137,36 @@ class TrackMesh:
 
 
 @dataclass(frozen=True, eq=False)
+class Cones:
+    """Cones placed on a track: ``positions (K, 2)`` in the world frame (the centre of each
+    cone's base) and one ``LABEL_CONE_*`` per cone in ``labels (K,)``."""
+
+    positions: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self) -> None:
+        """Freeze the arrays and check that every cone has a cone label."""
+        pos = _frozen_array(np.reshape(self.positions, (-1, 2)), np.float64, 'cone positions')
+        object.__setattr__(self, 'positions', pos)
+        labs = _frozen_array(np.reshape(self.labels, (-1,)), np.uint8, 'cone labels')
+        object.__setattr__(self, 'labels', labs)
+        if labs.shape != (pos.shape[0],):
+            msg = f'{pos.shape[0]} cone positions but {labs.shape[0]} cone labels'
+            raise ValueError(msg)
+        bad = sorted(set(labs.tolist()) - set(CONE_LABELS))
+        if bad:
+            msg = f'cone labels must be among {list(CONE_LABELS)}, got {bad}'
+            raise ValueError(msg)
+
+    def __len__(self) -> int:
+        return int(self.positions.shape[0])
+
+    def of(self, label: int) -> np.ndarray:
+        """Positions (k, 2) of the cones with one label."""
+        return self.positions[self.labels == label]
+
+
+@dataclass(frozen=True, eq=False)
 class Track:
     """A closed race track: centerline, widths, barrier walls and where cars start.
 
@@ -138,7 +175,9 @@ class Track:
     edges, left and right as seen by a driver. Every entry of ``walls`` is a polyline of barrier
     in the world frame; a polyline whose last point equals its first is closed. When
     ``walls_are_outlines`` is true the walls are outlines of solid regions (occupied cells of a
-    map), so a rasteriser fills them instead of drawing lines.
+    map), so a rasteriser fills them instead of drawing lines. ``cones`` are cones placed by
+    the track itself (a Formula Student layout), each with its class; ``mission`` describes the
+    event the layout is for (lines, stop zone, laps), for tracks made for one.
     """
 
     name: str
@@ -154,6 +193,8 @@ class Track:
     walls_are_outlines: bool = False
     mesh: TrackMesh | None = field(default=None, repr=False)
     occupancy: OccupancyGridData | None = field(default=None, repr=False)
+    cones: Cones | None = field(default=None, repr=False)
+    mission: Mission | None = None
 
     def __post_init__(self) -> None:
         """Freeze arrays and check shapes, so every consumer can trust the invariants."""
@@ -217,6 +258,8 @@ class Track:
     def bounds(self) -> tuple[float, float, float, float]:
         """Axis-aligned bounds ``(xmin, ymin, xmax, ymax)`` of walls and track edges."""
         parts = [self.left_boundary, self.right_boundary, *self.walls]
+        if self.cones is not None:
+            parts.append(self.cones.positions)
         pts = np.concatenate([p for p in parts if p.size], axis=0)
         xmin, ymin = pts.min(axis=0)
         xmax, ymax = pts.max(axis=0)

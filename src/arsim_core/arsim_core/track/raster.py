@@ -85,6 +85,19 @@ def rasterize_walls(
     return OccupancyGridData(canvas.view(np.int8), resolution, origin)
 
 
+def cone_outlines(track: Track, sides: int = 8) -> tuple[np.ndarray, ...]:
+    """Closed base outlines of the track's placed cones (none for a track without them)."""
+    if track.cones is None or not len(track.cones):
+        return ()
+    from arsim_core.track.mesh import PLACED_CONE_SIZES
+
+    ang = np.linspace(0.0, 2.0 * np.pi, sides + 1)
+    ring = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    radii = np.array([PLACED_CONE_SIZES[int(label)][0] for label in track.cones.labels])
+    outlines = track.cones.positions[:, None, :] + radii[:, None, None] * ring[None]
+    return tuple(outlines)
+
+
 def rasterize(
     track: Track,
     resolution: float = 0.05,
@@ -97,10 +110,11 @@ def rasterize(
 
     ``margin`` metres of free space surround the walls. ``wall_thickness`` (metres) widens the
     drawn walls; by default they are one cell wide. Pass ``origin`` and ``shape`` (rows, cols)
-    to draw onto a given grid, e.g. to compare with the map a track was loaded from.
+    to draw onto a given grid, e.g. to compare with the map a track was loaded from. Cones the
+    track places itself (``track.cones``) are drawn as their base outlines.
     """
     return rasterize_walls(
-        track.walls,
+        track.walls + cone_outlines(track),
         resolution,
         margin,
         closed_fill=track.walls_are_outlines,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 import yaml
+import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
@@ -115,3 +118,32 @@ def test_installed_resources_hold_config_and_maps() -> None:
     resources = installed_resources()
     assert (resources / 'config' / 'sim.yaml').is_file()
     assert any((resources / 'maps').iterdir())
+
+
+def test_a_backend_of_another_protocol_version_stops_the_simulation_naming_both(
+        simulation) -> None:
+    """A server that answers in protocol version 2 (say, a Unity player of another release):
+    the bridge stops the run at once with both versions named, rather than misreading it."""
+    server = zmq.Context.instance().socket(zmq.REP)
+    server.setsockopt(zmq.LINGER, 0)
+    port = server.bind_to_random_port('tcp://127.0.0.1')
+    stop = threading.Event()
+
+    def answer() -> None:
+        while not stop.is_set():
+            if server.poll(100):
+                header = json.loads(server.recv_multipart()[1])
+                server.send_multipart([b'Ready', json.dumps({
+                    'protocol': 2, 'step': header.get('step', 0),
+                    'time_ns': header.get('time_ns', 0), 'frames': []}).encode()])
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        sim = simulation(arguments=(f'backend:=tcp://127.0.0.1:{port}',))
+        assert sim.process.wait(60) == 1, sim.log
+        assert 'peer speaks arsim protocol version 2, this side speaks version 1' in sim.log
+    finally:
+        stop.set()
+        thread.join()
+        server.close()

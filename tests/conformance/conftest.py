@@ -51,12 +51,6 @@ FRAME_NS = 25_000_000  # the step: 40 Hz
 MOUNTED_AT = 0.2  # the height of the 2D LiDAR above base_link [m]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        'markers', 'csharp_host: runs the C# console host (mono unity/host/bin/'
-                   'arsim-unity-host.exe, built by bash unity/build.sh host)')
-
-
 # --- the world ---------------------------------------------------------------------------------
 Box = tuple[float, float, float, float, float, float, float]  # x, y, z, yaw, length, width, height
 

@@ -125,3 +125,22 @@ AUTOCROSS_LAPS = 1
 """[S] FSDS docs/competition-signals.md."""
 TRACKDRIVE_LAPS = 10
 """[S] FSDS docs/competition-signals.md, AMZ ("autonomous race over 10 laps")."""
+
+# ---------------------------------------------------------------------------------------------
+# Penalties and the autonomous system's states (the mission referee)
+
+CONE_DOWN_PENALTY_S = 2.0
+"""Per cone down or out (DOO) on acceleration, autocross and trackdrive; gate cones count.
+[S] FSAE 2014 D5.6.1; FSG Handbook 2020 4.2.3 (via FSDS #215). The FSG value is [U]."""
+SKIDPAD_CONE_DOWN_PENALTY_S = 0.2
+"""Per DOO on the skidpad. ASSUMPTION (FSAE uses 0.125 s, per a third-party quote)."""
+OFF_COURSE_PENALTY_S = 10.0
+"""Per off course (all four wheels outside the track). [U] (PacSim-derived summaries)."""
+READY_BEFORE_GO_S = 5.0
+"""The go signal is taken only after this long in AS Ready. [S] FS Rules 2026 T14.8.4."""
+STANDSTILL_SPEED = 0.05
+"""Below this speed [m/s] the car counts as at standstill. ASSUMPTION (the rules say
+"standstill" without a number)."""
+STOPPED_IN_COURSE_S = 10.0
+"""A car at standstill in the course this long before finishing does not finish (DNF).
+ASSUMPTION."""

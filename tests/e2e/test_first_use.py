@@ -45,7 +45,8 @@ def run_sim(*arguments: str) -> subprocess.CompletedProcess:
     ('cars:=many', "launch argument cars: expected a whole number of cars from 1 to 64, got "
                    "'many'"),
     ('track:=monza', 'launch argument track: expected a track name in maps/ (arsim_ring)'),
-    ('profile:=racecar', "launch argument profile: expected one of ['f1tenth', 'full_scale']"),
+    ('profile:=racecar', "launch argument profile: expected one of ['f1tenth', "
+                         "'formula_student', 'full_scale']"),
 ])
 def test_a_bad_launch_argument_stops_start_up_naming_it(argument: str, message: str) -> None:
     result = run_sim(argument)

@@ -84,7 +84,8 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
     ({'cars': '0'}, 'launch argument cars: expected a whole number'),
     ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, web, got 'rviz'"),
     ({'profile': 'racecar'}, r"launch argument profile: expected one of \['f1tenth', "
-                             r"'full_scale'\] or a path to a .yaml file, got 'racecar'"),
+                             r"'formula_student', 'full_scale'\] or a path to a .yaml file, "
+                             r"got 'racecar'"),
     ({'profile': 'nope/car.yaml'}, 'launch argument profile: expected a name in .* or an '
                                    'existing .yaml file'),
     ({'track': 'monza'}, r'launch argument track: expected a track name in maps/ '

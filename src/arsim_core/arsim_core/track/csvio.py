@@ -144,11 +144,18 @@ def write_tum_centerline(
     path = Path(path)
     data = np.column_stack([centerline, width_right, width_left])
     lines = [TUM_HEADER] + [f'{x:.6f},{y:.6f},{wr:.6f},{wl:.6f}' for x, y, wr, wl in data]
+    return write_lines(path, lines, 'centerline')
+
+
+def write_lines(path: Path, lines: list[str], what: str) -> Path:
+    """Write ``lines`` to ``path`` (its folder made if needed); a failure is a TrackError
+    naming the file and ``what`` it was to hold."""
+    path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
     except OSError as exc:
-        msg = f'{path}: cannot write centerline: {exc}'
+        msg = f'{path}: cannot write {what}: {exc}'
         raise TrackError(msg) from exc
     return path
 
@@ -159,13 +166,7 @@ def write_cones_csv(path: Path, cones: Cones) -> Path:
     names = {label: name for name, label in CONE_CLASSES.items()}
     lines = [CONES_HEADER] + [f'{x:.6f},{y:.6f},{names[int(label)]}'
                               for (x, y), label in zip(cones.positions, cones.labels, strict=True)]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
-    except OSError as exc:
-        msg = f'{path}: cannot write cones: {exc}'
-        raise TrackError(msg) from exc
-    return path
+    return write_lines(path, lines, 'cones')
 
 
 def read_cones_csv(path: Path, scale: float = 1.0) -> Cones:

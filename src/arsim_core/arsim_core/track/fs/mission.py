@@ -22,6 +22,7 @@ import numpy as np
 
 from arsim_core.config.fields import Section, load_section
 from arsim_core.errors import TrackError
+from arsim_core.track.csvio import write_lines
 
 KINDS = ('acceleration', 'skidpad', 'autocross', 'trackdrive')
 """The dynamic driverless events."""
@@ -110,18 +111,12 @@ def write_mission(mission: Mission, path: Path) -> Path:
         f'finish_line: {_yaml_points(mission.finish_line)}',
         f'stop_zone: {_yaml_points(mission.stop_zone)}',
     ]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if mission.path is not None:
-            csv = path.with_name('path.csv')
-            rows = [PATH_HEADER] + [f'{x:.6f},{y:.6f}' for x, y in mission.path]
-            csv.write_text('\n'.join(rows) + '\n', encoding='utf-8')
-            lines.append(f'path: {csv.name}')
-        path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
-    except OSError as exc:
-        msg = f'{path}: cannot write: {exc}'
-        raise TrackError(msg) from exc
-    return path
+    if mission.path is not None:
+        csv = write_lines(path.with_name('path.csv'),
+                          [PATH_HEADER] + [f'{x:.6f},{y:.6f}' for x, y in mission.path],
+                          'the mission path')
+        lines.append(f'path: {csv.name}')
+    return write_lines(path, lines, 'the mission')
 
 
 def _read_points(doc: Section, key: str, count: int | None) -> np.ndarray:

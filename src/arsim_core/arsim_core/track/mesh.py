@@ -15,6 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from arsim_core.errors import TrackError
+from arsim_core.geometry import rotation_matrix
 from arsim_core.track import geometry
 from arsim_core.track.model import (
     LABEL_BARRIER,
@@ -24,6 +25,7 @@ from arsim_core.track.model import (
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
+    Cones,
     Track,
     TrackMesh,
 )
@@ -77,13 +79,14 @@ class _Builder:
     labels: list[np.ndarray]
     count: int = 0
 
-    def add(self, verts: np.ndarray, tris: np.ndarray, label: int) -> None:
-        """Append a block whose triangle indices are local to ``verts``."""
+    def add(self, verts: np.ndarray, tris: np.ndarray, label: int | np.ndarray) -> None:
+        """Append a block whose triangle indices are local to ``verts``, with one label for
+        all its triangles or one each."""
         if tris.size == 0:
             return
         self.vertices.append(verts)
         self.triangles.append(tris + self.count)
-        self.labels.append(np.full(tris.shape[0], label, dtype=np.uint8))
+        self.labels.append(np.broadcast_to(np.asarray(label, np.uint8), (tris.shape[0],)))
         self.count += verts.shape[0]
 
     def build(self) -> TrackMesh:
@@ -183,21 +186,57 @@ def _cone_solids(
     centres: np.ndarray, radius: float, height: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Closed eight-sided cones standing at ``centres`` (K, 2) on z = 0."""
+    local, tris = _cone_solid(radius, height)
+    count = centres.shape[0]
+    placed = local[None].repeat(count, axis=0)
+    placed[:, :, :2] += centres[:, None, :]
+    stride = local.shape[0]
+    return placed.reshape(-1, 3), (tris[None] + (np.arange(count) * stride)[:, None, None]
+                                   ).reshape(-1, 3)
+
+
+def _cone_solid(radius: float, height: float) -> tuple[np.ndarray, np.ndarray]:
+    """One closed eight-sided cone, its base centred on the origin and its tip at z = height."""
     sides = 8
     ang = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
-    ring = np.stack([np.cos(ang), np.sin(ang)], axis=1) * radius
-    count = centres.shape[0]
-    base = centres[:, None, :] + ring[None]
-    base = np.concatenate([base, np.zeros((count, sides, 1))], axis=2)
-    apex = np.concatenate([centres, np.full((count, 1), height)], axis=1)[:, None, :]
-    verts = np.concatenate([base, apex], axis=1).reshape(-1, 3)
-    stride = sides + 1
+    base = np.stack([np.cos(ang) * radius, np.sin(ang) * radius, np.zeros(sides)], axis=1)
+    verts = np.concatenate([base, [[0.0, 0.0, height]]])
     k = np.arange(sides)
     side = np.stack([k, (k + 1) % sides, np.full(sides, sides)], axis=1)
     cap = np.stack([np.zeros(sides - 2, int), np.arange(2, sides), np.arange(1, sides - 1)], 1)
-    local = np.concatenate([side, cap])
-    tris = (local[None] + (np.arange(count) * stride)[:, None, None]).reshape(-1, 3)
+    return verts, np.concatenate([side, cap])
+
+
+def _lying_cone(x: float, y: float, yaw: float, radius: float,
+                height: float) -> tuple[np.ndarray, np.ndarray]:
+    """A cone knocked over: on its side, one line of its surface on the ground, its tip
+    pointing along ``yaw`` from its base centre at (x, y)."""
+    verts, tris = _cone_solid(radius, height)
+    # Tip the axis from +z past the horizontal by the half angle, so a side lies flat.
+    pitch = 0.5 * np.pi + np.arctan2(radius, height)
+    verts = verts @ rotation_matrix(0.0, float(pitch), yaw).T
+    verts[:, 2] -= verts[:, 2].min()
+    verts[:, :2] += (x, y)
     return verts, tris
+
+
+def placed_cones_mesh(cones: Cones, lying: np.ndarray | None = None) -> TrackMesh:
+    """The mesh of a track's placed cones, each with its label and size: standing at
+    ``cones.positions``, or knocked over where ``lying`` (K, 3: x, y, yaw of the tip
+    direction, NaN rows for standing cones) says."""
+    out = _Builder([], [], [])
+    down = np.zeros(len(cones), bool) if lying is None else np.isfinite(lying[:, 0])
+    for label, (radius, height) in PLACED_CONE_SIZES.items():
+        standing = (cones.labels == label) & ~down
+        if np.any(standing):
+            out.add(*_cone_solids(cones.positions[standing], radius, height), label)
+    if lying is not None:
+        for index in np.flatnonzero(down):
+            radius, height = PLACED_CONE_SIZES[int(cones.labels[index])]
+            x, y, yaw = lying[index]
+            out.add(*_lying_cone(float(x), float(y), float(yaw), radius, height),
+                    int(cones.labels[index]))
+    return out.build()
 
 
 def _cones(
@@ -230,6 +269,7 @@ def track_mesh(
     cone_spacing: float | None = None,
     cone_radius: float | None = None,
     cone_height: float | None = None,
+    placed_cones: bool = True,
 ) -> TrackMesh:
     """Build the 3D mesh of a track: barriers, road surface, ground and optional cones.
 
@@ -239,7 +279,8 @@ def track_mesh(
     sees the two fight. ``cones`` adds Formula Student cones along the edges (blue left,
     yellow right), by default the real 228 x 325 mm cone every 5 m; pass smaller values for a
     1:10 track. Cones the track places itself (``track.cones``) are always built, each with
-    its label and size (the big orange cone 285 x 505 mm). A track loaded from a 3D mesh file
+    its label and size (the big orange cone 285 x 505 mm), unless ``placed_cones`` is false
+    (the engine adds them itself, as objects that can fall). A track loaded from a 3D mesh file
     returns that mesh unchanged.
     """
     if track.mesh is not None:
@@ -280,10 +321,16 @@ def track_mesh(
         out.add(verts, tris, LABEL_CONE_BLUE)
         verts, tris = _cones(track.right_boundary, spacing, radius, c_height, normals)
         out.add(verts, tris, LABEL_CONE_YELLOW)
-    if track.cones is not None:
-        for label, (c_radius, c_height) in PLACED_CONE_SIZES.items():
-            centres = track.cones.of(label)
-            if len(centres):
-                verts, tris = _cone_solids(centres, c_radius, c_height)
-                out.add(verts, tris, label)
+    mesh = out.build()
+    if track.cones is not None and placed_cones:
+        return join_meshes(mesh, placed_cones_mesh(track.cones))
+    return mesh
+
+
+def join_meshes(*meshes: TrackMesh) -> TrackMesh:
+    """One mesh of several, their triangles in order."""
+    out = _Builder([], [], [])
+    for mesh in meshes:
+        out.add(np.asarray(mesh.vertices, np.float64), np.asarray(mesh.triangles, np.int64),
+                mesh.labels)
     return out.build()

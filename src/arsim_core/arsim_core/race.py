@@ -43,10 +43,20 @@ def grid_slot(start: Pose2D, index: int, footprint: Footprint) -> Pose2D:
     return x - back * c - side * s, y - back * s + side * c, yaw
 
 
-def start_poses(cars: Sequence[CarSpec], track_start: Pose2D) -> dict[str, Pose2D]:
-    """Every car's start pose: its own ``pose`` from the settings, or a grid slot."""
-    return {car.name: car.pose or grid_slot(track_start, car.index, car.profile.footprint)
-            for car in cars}
+def start_poses(cars: Sequence[CarSpec], track_start: Pose2D,
+                staged_front: bool = False) -> dict[str, Pose2D]:
+    """Every car's start pose: its own ``pose`` from the settings, or a grid slot. With
+    ``staged_front`` (a Formula Student mission, whose rules stage the car's foremost part)
+    the track's start pose is where the front of the first car is, not its centre."""
+    def slot(car: CarSpec) -> Pose2D:
+        start = track_start
+        if staged_front:
+            x, y, yaw = track_start
+            back = car.profile.footprint.length / 2.0
+            start = x - back * math.cos(yaw), y - back * math.sin(yaw), yaw
+        return grid_slot(start, car.index, car.profile.footprint)
+
+    return {car.name: car.pose or slot(car) for car in cars}
 
 
 def check_start_poses(cars: Sequence[CarSpec], poses: Mapping[str, Pose2D],

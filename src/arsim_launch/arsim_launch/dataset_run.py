@@ -38,7 +38,7 @@ from arsim_core.engine import CarState, Engine, Frame, InProcessRenderer, TrackW
 from arsim_core.engine.randomization import Draw, Randomization
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
-from arsim_core.messages import InitialSettings, UpdateReply
+from arsim_core.messages import InitialSettings, TrackRequest, UpdateReply
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.recording.bag import BagSummary, BagWriter
 from arsim_core.track import Track
@@ -83,8 +83,8 @@ class KeptReplyRenderer:
     def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
         return self.inner.start(settings, timeout_s)
 
-    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
-        self.inner.switch_track(step, time_ns, world)
+    def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
+        self.inner.switch_track(step, time_ns, track)
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:

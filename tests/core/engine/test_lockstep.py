@@ -35,6 +35,7 @@ from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STA
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.errors import ArsimError
+from arsim_core.messages import TrackRequest
 from arsim_core.race import BARRIER, start_poses
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES, report_due
 
@@ -232,9 +233,9 @@ class RecordingRenderer(InProcessRenderer):
         self.sent.append((step, time_ns, list(due)))
         super().send(step, time_ns, poses, due)
 
-    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
-        self.switched.append(world.name)
-        super().switch_track(step, time_ns, world)
+    def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
+        self.switched.append(track.name)
+        super().switch_track(step, time_ns, track)
 
 
 def always(_car: str, _time_ns: int) -> bool:

@@ -142,10 +142,14 @@ class EmbeddedBackend:
                     sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
 
     def _track(self, message: protocol.Message) -> Frames:
-        self._load_track(TrackRequest.from_wire(message))
+        self.switch_track(TrackRequest.from_wire(message))
+        return self._ready(message)
+
+    def switch_track(self, track: TrackRequest) -> None:
+        """``track`` in place of the one loaded; cars, sensors and their noise go on."""
+        self._load_track(track)
         assert self.world is not None
         self.world.set_cars(self.footprints, self.cars_visible)
-        return self._ready(message)
 
     def _ready(self, message: protocol.Message) -> Frames:
         listing = tuple(ListedSensor(car, name, sensor.kind)

@@ -20,6 +20,8 @@ import numpy as np
 from arsim_core.config.scenario import Scenario
 from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig
 from arsim_core.dynamics.fleet import Fleet
+from arsim_core.engine.cones import CONE_DOWN, ConeField
+from arsim_core.engine.missions import MissionControl
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
     INVALID_STATE,
@@ -95,6 +97,12 @@ class Engine:
         self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
         self.states: MutableMapping[str, CarState] = {}
         self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
+        self.cones: ConeField | None = None  # the track's placed cones, as objects
+        self._cones_shown = 0  # the cones' version the renderer has
+        self.missions: MissionControl | None = None
+        self._half_extents = {car.name: (car.profile.footprint.length / 2.0,
+                                         car.profile.footprint.width / 2.0)
+                              for car in scenario.cars}
 
     # --- the track --------------------------------------------------------------------------
     def load_track(self, world: TrackWorld, timeout_s: float = 60.0) -> tuple[Placement, ...]:
@@ -104,14 +112,22 @@ class Engine:
             settings = initial_settings(self.scenario, world, self.seed)
             self.ready = self.renderer.start(settings, timeout_s)
         else:
-            self.renderer.switch_track(self.step, self.time_ns, world)
+            self.renderer.switch_track(self.step, self.time_ns, world.track_request())
         self.world = world
         self.referee.set_track(CollisionWorld(world.vertices, world.triangles.astype(np.int64),
-                                              world.labels), world.start_pose)
+                                              world.labels), world.start_pose,
+                               staged_front=world.mission is not None)
         self.metrics = None
         self.race_start_ns = self.time_ns
         if world.centerline is not None:
             self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
+        self.cones = ConeField(world.cones) if world.cones is not None and len(world.cones) \
+            else None
+        self._cones_shown = 0
+        self.missions = None
+        if world.mission is not None and world.centerline is not None:
+            self.missions = MissionControl(world, self.names, np.array(
+                [self._half_extents[name] for name in self.names]))
         placements = self.referee.reset_to_start(self.names)
         self._place(placements)
         return placements
@@ -152,11 +168,38 @@ class Engine:
         if self.metrics is not None:
             self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9, valid,
                                 verdict.new_contacts, rows[:, :2])
+        if self.cones is not None or self.missions is not None:
+            events.extend(self._formula_student(list(valid), rows))
         if placements:
             self._place(placements)
         if not events and verdict is NO_JUDGEMENT and not placements:
             return NO_JUDGEMENT
         return Judgement((*events, *verdict.events), placements)
+
+    def _formula_student(self, names: list[str], rows: np.ndarray) -> list[Event]:
+        """Cones the cars knocked over, and the mission referees' verdicts."""
+        hits = []
+        if self.cones is not None and names:
+            yaw, vx, vy = rows[:, 2], rows[:, 3], rows[:, 4]
+            velocities = np.column_stack([vx * np.cos(yaw) - vy * np.sin(yaw),
+                                          vx * np.sin(yaw) + vy * np.cos(yaw)])
+            extents = np.array([self._half_extents[name] for name in names])
+            hits = self.cones.strike(names, rows[:, :3], extents, velocities)
+        events = [Event(hit.car, CONE_DOWN, hit.describe()) for hit in hits]
+        if self.missions is not None:
+            events.extend(self.missions.update((self.time_ns - self.race_start_ns) * 1e-9,
+                                               names, rows, hits))
+        return events
+
+    def show_cones(self) -> None:
+        """Hand the renderer the cones as they stand and lie now, if that changed since it
+        last got them: sensors see a knocked cone where it fell (a Track request, so the
+        protocol needs nothing new)."""
+        if self.cones is None or self.world is None or self.cones.version == self._cones_shown:
+            return
+        self._cones_shown = self.cones.version
+        self.renderer.switch_track(self.step, self.time_ns,
+                                   self.world.track_request(self.cones.mesh()))
 
     def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
         placements = self.referee.reset_to_start(cars)
@@ -201,7 +244,12 @@ class Engine:
         self.states = {name: read_state(v) for name, v in self.vehicles.items()}
         if self.metrics is not None:
             self.metrics.reset({name: s.pose for name, s in self.states.items()})
+        if self.cones is not None:
+            self.cones.reset()
+        if self.missions is not None:
+            self.missions.restart(self.names, 0.0)
         judgement = self.referee.judge(self.states)
+        self.show_cones()
         return Frame(0, 0, dict(self.states), judgement, self._render())
 
     def restart(self, poses: Mapping[str, Pose2D]) -> Mapping[str, np.ndarray]:
@@ -215,6 +263,8 @@ class Engine:
             self.states[name] = read_state(self.vehicles[name])
             if self.metrics is not None:
                 self.metrics.restart(name, pose)
+        if self.missions is not None:
+            self.missions.restart(poses, (self.time_ns - self.race_start_ns) * 1e-9)
         due = [key for key in self.schedule.due(self.step) if key[0] in poses]
         return self._render_sensors(self.states, due) if due else {}
 
@@ -299,6 +349,7 @@ class Engine:
                 self.metrics.place(name, start)
         states = self._read_states()
         judgement = self.judge(states, events, trusted=True)
+        self.show_cones()
         return Frame(self.step, self.time_ns, states, judgement, self._render())
 
     def planar_states(self) -> np.ndarray:

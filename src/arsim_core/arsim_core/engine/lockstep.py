@@ -117,11 +117,12 @@ class Link(Protocol):
 
 @dataclass(frozen=True)
 class InFlight:
-    """A frame the backend is rendering: its time, the car states it shows, the cars scanned."""
+    """A frame the backend is rendering: its time, the car states it shows, the cars whose
+    drivers get something from it (``SensorSchedule.informed``)."""
 
     time_ns: int
     states: dict[str, CarState]
-    scanned: set[str]
+    informed: set[str]
 
 
 class Lockstep:
@@ -225,6 +226,7 @@ class Lockstep:
         self._track_arrived()
         if self._track is not None:
             states.update(self._switch_track(now))
+        engine.show_cones()
         self._request_render(step, now, states)
         if rendered is not None:
             self._deliver(*rendered)
@@ -325,7 +327,7 @@ class Lockstep:
         fanned out once the next frame's car states are in."""
         due = self.engine.schedule.due(step)
         self.engine.renderer.send(step, now, self.engine.render_poses(states), due)
-        self.in_flight = InFlight(now, states, {car for car, _ in due})
+        self.in_flight = InFlight(now, states, self.engine.schedule.informed(step))
 
     def _collect(self) -> tuple[InFlight, protocol.Message] | None:
         """The frame the backend has been rendering, with its reply; None before the first."""
@@ -342,7 +344,7 @@ class Lockstep:
         self.link.deliver(frame.time_ns, frame.states, reply)
         if not self.scenario.wait_for_drivers:
             return
-        awaited = drivers.awaited(frame.scanned)
+        awaited = drivers.awaited(frame.informed)
         timeout = self.scenario.driver_timeout_s
         if awaited and not self.link.spin_until(lambda: drivers.answered(awaited), timeout):
             silent = drivers.give_up(awaited)

@@ -74,11 +74,13 @@ class Referee:
         self._half_extents = np.array([[c.profile.footprint.length / 2.0,
                                         c.profile.footprint.width / 2.0] for c in cars])
 
-    def set_track(self, world: CollisionWorld, track_start: Pose2D) -> None:
-        """Judge on a new track from now on; its start poses are where resets send cars."""
+    def set_track(self, world: CollisionWorld, track_start: Pose2D,
+                  staged_front: bool = False) -> None:
+        """Judge on a new track from now on; its start poses are where resets send cars
+        (``race.start_poses``)."""
         self.world = world
         self.restart()
-        self.start_pose = start_poses(list(self.cars.values()), track_start)
+        self.start_pose = start_poses(list(self.cars.values()), track_start, staged_front)
 
     @property
     def free_pose(self) -> dict[str, Pose2D]:

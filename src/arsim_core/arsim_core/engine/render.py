@@ -5,7 +5,6 @@ ZeroMQ protocol (the embedded backend's process, Unity). Both answer with a prot
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -17,7 +16,14 @@ from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ProtocolError
-from arsim_core.messages import CarSettings, InitialSettings, Ready, UpdateRequest, in_process
+from arsim_core.messages import (
+    CarSettings,
+    InitialSettings,
+    Ready,
+    TrackRequest,
+    UpdateRequest,
+    in_process,
+)
 
 RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
@@ -43,7 +49,9 @@ class Renderer(Protocol):
         """Send InitialSettings; the names of the backend and of the track it has loaded."""
         ...
 
-    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None: ...
+    def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
+        """Load ``track`` in place of the one shown (a new track, or cones that fell)."""
+        ...
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:
@@ -73,9 +81,9 @@ class ProtocolRenderer:
         ready = Ready.from_wire(reply)
         return {'backend': ready.backend, 'track': ready.track}
 
-    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
+    def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
         with heartbeat.beating():  # a new scene, as in start; bounded by the client's timeout
-            self.client.request_body(world.track_request(), step, time_ns)
+            self.client.request_body(track, step, time_ns)
 
     def send(self, step: int, time_ns: int, poses: RenderPoses,
              due: Sequence[SensorKey]) -> None:
@@ -104,13 +112,10 @@ class InProcessRenderer:
         self.backend.apply(InitialSettings.from_wire(in_process(settings)))
         return {'backend': self.name, 'track': settings.track.name}
 
-    def switch_track(self, step: int, time_ns: int, world: TrackWorld) -> None:
-        """Set the backend up afresh on ``world``, its cars and settings kept (the noise from
-        the seed it has now)."""
-        backend = self.backend
-        kept = backend.settings or InitialSettings(track=world.track_request())
-        settings = replace(kept, seed=backend.seed, track=world.track_request())
-        backend.apply(InitialSettings.from_wire(in_process(settings)))
+    def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
+        """``track`` in place of the one shown, as a Track request loads it: cars, sensors and
+        their noise go on."""
+        self.backend.switch_track(TrackRequest.from_wire(in_process(track)))
 
     def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
         """Sensor noise (of ``cars``, default all) from ``seed`` afresh, for a reproducible

@@ -10,6 +10,7 @@ from arsim_core.config.scenario import CarSpec
 from arsim_core.sensors.beams import frames_per_sample
 
 SensorKey = tuple[str, str]  # (car, sensor)
+DRIVER_INPUTS = frozenset({'cones'})  # computed kinds a stack drives on, waited for as scans
 
 
 class SensorSchedule:
@@ -19,6 +20,10 @@ class SensorSchedule:
     def __init__(self, cars: Sequence[CarSpec], frame_period_ns: int) -> None:
         self.every = {(car.name, s.name): frames_per_sample(s.rate_hz, frame_period_ns)
                       for car in cars for s in car.profile.sensors if s.rendered}
+        # computed sensors a driver plans on, as it would on a scan: ground-truth cones
+        self.perceived = {(car.name, s.name): frames_per_sample(s.rate_hz, frame_period_ns)
+                          for car in cars for s in car.profile.sensors
+                          if s.kind in DRIVER_INPUTS}
         # the pattern repeats every lcm of the periods: kept, while it is short
         self._cycle = math.lcm(*self.every.values()) if self.every else 1
         self._due: dict[int, list[SensorKey]] = {}
@@ -33,3 +38,11 @@ class SensorSchedule:
             if self._cycle <= 1024:
                 self._due[phase] = found
         return found
+
+    def informed(self, step: int) -> set[str]:
+        """The cars whose driver gets something to plan on in frame ``step``: a rendered
+        sensor, or ground-truth cones; with ``wait_for_drivers`` the simulation waits for
+        their answers."""
+        cars = {car for car, _ in self.due(step)}
+        cars.update(car for (car, _), every in self.perceived.items() if step % every == 0)
+        return cars

@@ -1,5 +1,6 @@
 """The track as the engine holds it: the labelled mesh every renderer and the referee see,
-where the cars start, and the centerline the race metrics measure progress along."""
+where the cars start, the centerline the race metrics measure progress along and, on a
+Formula Student layout, its cones (objects that can fall) and its mission."""
 
 from __future__ import annotations
 
@@ -10,13 +11,21 @@ import numpy as np
 from arsim_core.engine.state import Pose2D
 from arsim_core.messages import TrackRequest
 from arsim_core.track import Track, track_mesh
+from arsim_core.track.fs.mission import Mission
+from arsim_core.track.mesh import join_meshes, placed_cones_mesh
+from arsim_core.track.model import Cones, TrackMesh
 
 
 @dataclass(frozen=True, eq=False)
 class TrackWorld:
     """One track in the shapes the engine's parts consume (float32 vertices, uint32
     triangles, one uint8 label per triangle). Without a centerline there are no race metrics
-    (a mesh-only track from a backend, say)."""
+    (a mesh-only track from a backend, say).
+
+    The mesh holds what never moves; the track's placed ``cones`` are not in it, so the
+    referee does not take them for barriers: renderers get them added (``track_request``),
+    standing, or as they lie after cars hit them.
+    """
 
     name: str
     vertices: np.ndarray
@@ -26,15 +35,25 @@ class TrackWorld:
     centerline: np.ndarray | None = None
     width_left: np.ndarray | None = None
     width_right: np.ndarray | None = None
+    cones: Cones | None = None
+    mission: Mission | None = None
 
     @classmethod
     def from_track(cls, track: Track) -> TrackWorld:
-        mesh = track_mesh(track)
+        mesh = track_mesh(track, placed_cones=False)
         return cls(track.name, mesh.vertices, mesh.triangles, mesh.labels, track.start_pose,
-                   track.centerline, track.width_left, track.width_right)
+                   track.centerline, track.width_left, track.width_right, track.cones,
+                   track.mission)
 
-    def track_request(self) -> TrackRequest:
-        """This track as InitialSettings and Track requests carry it."""
-        return TrackRequest(self.name, np.asarray(self.vertices, np.float32).reshape(-1, 3),
-                            np.asarray(self.triangles, np.uint32).reshape(-1, 3),
-                            np.asarray(self.labels, np.uint8))
+    def track_request(self, cones: TrackMesh | None = None) -> TrackRequest:
+        """This track as InitialSettings and Track requests carry it: the mesh with the
+        placed cones, standing or as ``cones`` shows them."""
+        vertices, triangles, labels = self.vertices, self.triangles, self.labels
+        if cones is None and self.cones is not None and len(self.cones):
+            cones = placed_cones_mesh(self.cones)
+        if cones is not None:
+            whole = join_meshes(TrackMesh(vertices, triangles, labels), cones)
+            vertices, triangles, labels = whole.vertices, whole.triangles, whole.labels
+        return TrackRequest(self.name, np.asarray(vertices, np.float32).reshape(-1, 3),
+                            np.asarray(triangles, np.uint32).reshape(-1, 3),
+                            np.asarray(labels, np.uint8))

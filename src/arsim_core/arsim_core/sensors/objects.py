@@ -19,6 +19,7 @@ from scipy.sparse.csgraph import connected_components
 from arsim_core.geometry import Footprint, relative_pose
 from arsim_core.sensors import labels
 from arsim_core.sensors.ground_truth import Labelled
+from arsim_core.track.mesh import PLACED_CONE_SIZES
 
 CONE_LABELS = labels.CONES
 WELD_M = 1e-4  # vertices this close are one (meshes that repeat a vertex per triangle)
@@ -64,6 +65,21 @@ def track_cones(vertices: NDArray[np.floating], triangles: NDArray[np.integer],
         cones.append(Box3D(int(cone_labels[members][0]), float(x), float(y), float(z),
                            float(length), float(width), float(height), id=str(index)))
     return cones
+
+
+def placed_cone_boxes(rows: NDArray[np.floating]) -> list[Box3D]:
+    """The boxes of a track's placed cones from their state rows
+    (``arsim_core.engine.cones.STATE_COLUMNS``): upright where they stand, along the ground
+    where they lie; a cone's id is its number on the track."""
+    boxes = []
+    for index, (x, y, yaw, down, label) in enumerate(np.asarray(rows).tolist()):
+        radius, height = PLACED_CONE_SIZES[int(label)]
+        if down:
+            size, z = (height, 2.0 * radius, 2.0 * radius), radius
+        else:
+            size, z = (2.0 * radius, 2.0 * radius, height), height / 2.0
+        boxes.append(Box3D(int(label), x, y, z, *size, yaw, id=str(index)))
+    return boxes
 
 
 def car_box(name: str, footprint: Footprint, pose: tuple[float, float, float],

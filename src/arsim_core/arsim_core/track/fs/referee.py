@@ -82,13 +82,14 @@ class MissionResult:
 
 
 def _crossed(a: tuple[float, float], b: tuple[float, float], line: np.ndarray) -> float | None:
-    """Where along the step a -> b the car crosses the segment ``line`` (2 x 2), as a
-    fraction in [0, 1], or None."""
+    """Where along the step a -> b the car crosses the segment ``line`` (2 x 2, its right
+    end first as the car sees it) forwards, as a fraction in [0, 1], or None: a car that
+    backs over a line does not cross it."""
     (px, py), (qx, qy) = a, b
-    (ux, uy), (vx, vy) = line
+    (ux, uy), (vx, vy) = line.tolist()
     rx, ry, sx, sy = qx - px, qy - py, vx - ux, vy - uy
     denominator = rx * sy - ry * sx
-    if denominator == 0.0:
+    if denominator <= 0.0:  # parallel, or from the line's left side to its right
         return None
     t = ((ux - px) * sy - (uy - py) * sx) / denominator
     u = ((ux - px) * ry - (uy - py) * rx) / denominator
@@ -185,8 +186,7 @@ class MissionReferee:
         done = len(self.result.lap_times) >= self.mission.laps
         if done and self._stop_zone.covers(Point(x, y)):
             self._set(AsState.FINISHED)
-        elif self._started_at is not None \
-                and time_s - self._still_since >= rules.STOPPED_IN_COURSE_S:
+        elif time_s - self._still_since >= rules.STOPPED_IN_COURSE_S:
             self.emergency('stopped outside the stop zone' if done else 'stopped in the course')
 
     def _set(self, state: AsState) -> None:

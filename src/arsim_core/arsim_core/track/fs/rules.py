@@ -141,6 +141,9 @@ READY_BEFORE_GO_S = 5.0
 STANDSTILL_SPEED = 0.05
 """Below this speed [m/s] the car counts as at standstill. ASSUMPTION (the rules say
 "standstill" without a number)."""
+LEFT_COURSE_M = 10.0
+"""A car this far outside the course has left the track entirely: the run ends (DNF).
+ASSUMPTION."""
 STOPPED_IN_COURSE_S = 10.0
 """A car at standstill in the course this long before finishing does not finish (DNF).
 ASSUMPTION."""

@@ -32,6 +32,7 @@ from arsim_bridge.common import (
     track_world,
 )
 from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
+from arsim_bridge.fs_outputs import FsOutputs
 from arsim_bridge.ledger import CountingNode
 from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
@@ -46,7 +47,9 @@ from arsim_core.engine import (
     TrackWorld,
 )
 from arsim_core.engine import referee as verdicts
+from arsim_core.engine.cones import CONE_DOWN
 from arsim_core.engine.lockstep import PING_PERIOD_S
+from arsim_core.engine.missions import MISSION, OFF_COURSE
 from arsim_core.engine.pacing import Pacing
 from arsim_core.errors import ArsimError
 from arsim_core.messages import UpdateReply
@@ -69,7 +72,8 @@ if TYPE_CHECKING:
 
 EVENT_KINDS = {verdicts.COLLISION: SimEvent.COLLISION, verdicts.RESET: SimEvent.RESET,
                verdicts.MODEL_ERROR: SimEvent.MODEL_ERROR,
-               verdicts.INVALID_STATE: SimEvent.INVALID_STATE}
+               verdicts.INVALID_STATE: SimEvent.INVALID_STATE, CONE_DOWN: SimEvent.CONE_DOWN,
+               OFF_COURSE: SimEvent.OFF_COURSE, MISSION: SimEvent.MISSION}
 RACE_PERIOD_S = 0.1  # /arsim/race at 10 Hz of sim time
 FINAL_ACK_S = 1.0  # how long the final results may take to reach their subscribers
 
@@ -94,6 +98,7 @@ class Bridge(CountingNode):
         self.clock_pub = self.create_publisher(Clock, '/clock', qos.CLOCK)
         self.event_pub = self.create_publisher(SimEvent, topics.event_topic, qos.STREAM)
         self.race_pub = self.create_publisher(RaceStatus, topics.race_topic, qos.LATCHED)
+        self.fs = FsOutputs(self, self.scenario)
         self.reset_pubs = {car.name: self.create_publisher(CarReset, car.names.reset_topic,
                                                            qos.STREAM)
                            for car in self.scenario.cars}
@@ -199,6 +204,8 @@ class Bridge(CountingNode):
             reset.header.stamp = to_time(time_ns)
             reset.header.frame_id = world_frame
             self.reset_pubs[placement.car].publish(reset)
+        if self.engine is not None:
+            self.fs.publish(self.engine, judgement.events, time_ns)
         if self.engine is not None and time_ns >= self._race_due:
             self._race_due = time_ns + int(RACE_PERIOD_S * 1e9)
             self.publish_race(time_ns, final=False)
@@ -235,10 +242,11 @@ class Bridge(CountingNode):
                 reply: protocol.Message) -> None:
         sensors = UpdateReply.from_wire(reply).by_car()
         self._drain_subscriptions()
+        cones = None if self.engine is None else self.fs.cone_rows(self.engine)
         for name, state in states.items():
             self.fanout.send_multipart(
-                encode_car_frame(car_frame(name, state, sensors.get(name)), reply.step, time_ns),
-                copy=False)
+                encode_car_frame(car_frame(name, state, sensors.get(name), cones, time_ns),
+                                 reply.step, time_ns), copy=False)
         if self.view_feed is not None:
             self.view_feed.offer(time_ns, states, reply)
 
@@ -303,6 +311,8 @@ def _spin(bridge: Bridge) -> None:
             if rclpy.ok():
                 bridge.publish_race(engine.time_ns, final=True)
                 bridge.race_pub.wait_for_all_acked(Duration(seconds=FINAL_ACK_S))
+        if rclpy.ok():
+            bridge.fs.finish(engine)
         engine.close()
         bridge.close()
 

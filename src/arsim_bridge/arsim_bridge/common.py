@@ -21,6 +21,8 @@ from arsim_core.config.scenario import CarSpec, Scenario, load_scenario, parse_o
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
+from arsim_core.track.fs.mission import Mission
+from arsim_core.track.model import Cones
 from arsim_msgs.msg import TrackGeometry
 
 AnyNode = TypeVar('AnyNode', bound=Node)  # a node class: run_node's spin takes that class
@@ -143,6 +145,16 @@ def run_nodes(factories: Sequence[Callable[[], AnyNode]],
 def track_world(msg: TrackGeometry) -> TrackWorld:
     """The engine's track from the track loader's message."""
     centerline = np.asarray(msg.centerline, np.float64).reshape(-1, 2)
+    cones = None
+    if len(msg.cone_labels):
+        cones = Cones(np.asarray(msg.cones, np.float64).reshape(-1, 2),
+                      np.asarray(msg.cone_labels, np.uint8))
+    mission = None
+    if msg.mission.kind:
+        m = msg.mission
+        mission = Mission(m.kind, m.laps, np.asarray(m.start_line), np.asarray(m.finish_line),
+                          np.asarray(m.stop_zone), tuple(m.timed_laps),
+                          np.asarray(m.path).reshape(-1, 2) if len(m.path) else None)
     return TrackWorld(
         name=msg.name,
         vertices=np.asarray(msg.vertices, dtype=np.float32).reshape(-1, 3),
@@ -151,4 +163,5 @@ def track_world(msg: TrackGeometry) -> TrackWorld:
         start_pose=planar(msg.start_pose),
         centerline=centerline if len(centerline) >= 3 else None,
         width_left=np.asarray(msg.width_left, np.float64),
-        width_right=np.asarray(msg.width_right, np.float64))
+        width_right=np.asarray(msg.width_right, np.float64),
+        cones=cones, mission=mission)

@@ -64,7 +64,8 @@ class DynamicsNode(CountingNode):
     def on_track(self, msg: TrackGeometry) -> None:
         """Take the start pose from the track. On a switch at run time the bridge moves the
         car, in the frame its referee moves to the new track."""
-        self.start_pose = start_poses(self.scenario.cars, planar(msg.start_pose))[self.car.name]
+        self.start_pose = start_poses(self.scenario.cars, planar(msg.start_pose),
+                                      staged_front=bool(msg.mission.kind))[self.car.name]
 
     def on_clock(self, msg: Clock) -> None:
         now = to_ns(msg.clock)

@@ -9,21 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from arsim_core import messages, protocol
+from arsim_core.engine.cones import CONES_ARRAY
 from arsim_core.engine.state import CarState
-from arsim_core.messages import NO_ARRAYS, FanoutFrame, UpdateReply
+from arsim_core.messages import NO_ARRAYS, FanoutFrame, FrameMeta, UpdateReply
 
 
 def car_topic(car: str) -> bytes:
     return f'car/{car}'.encode()
 
 
-def car_frame(car: str, state: CarState, sensors: UpdateReply | None) -> FanoutFrame:
-    """The fan-out frame of ``car`` in ``state``, with its part of the backend's reply."""
+def car_frame(car: str, state: CarState, sensors: UpdateReply | None,
+              cones: np.ndarray | None = None, time_ns: int = 0) -> FanoutFrame:
+    """The fan-out frame of ``car`` in ``state``, with its part of the backend's reply and,
+    on a track with placed cones, their state rows at ``time_ns``
+    (``arsim_core.engine.cones``)."""
+    arrays = NO_ARRAYS if sensors is None else sensors.arrays
+    meta = NO_ARRAYS if sensors is None else sensors.meta
+    if cones is not None:
+        arrays = {**arrays, CONES_ARRAY: cones}
+        meta = {**meta, CONES_ARRAY: FrameMeta(car, 'track', 'cones', 'state_rows', time_ns)}
     return FanoutFrame(car, (state.x, state.y, state.yaw), (state.vx, state.vy, state.yaw_rate),
-                       state.steering_angle, (state.ax, state.ay),
-                       NO_ARRAYS if sensors is None else sensors.arrays,
-                       NO_ARRAYS if sensors is None else sensors.meta)
+                       state.steering_angle, (state.ax, state.ay), arrays, meta)
 
 
 def encode_car_frame(frame: FanoutFrame, step: int, time_ns: int) -> list[Any]:

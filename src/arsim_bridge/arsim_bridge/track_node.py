@@ -50,7 +50,10 @@ from arsim_core.track import (
     rasterize,
     track_mesh,
 )
+from arsim_core.track.fs.mission import Mission
 from arsim_core.track.geometry import headings
+from arsim_core.track.mesh import join_meshes, placed_cones_mesh
+from arsim_msgs.msg import Mission as MissionMsg
 from arsim_msgs.msg import TrackGeometry
 from arsim_msgs.srv import LoadTrack
 
@@ -110,7 +113,9 @@ class TrackOutputs:
         self.track_pub.publish(messages.geometry)
 
     def build(self, track: Track) -> TrackMessages:
-        mesh = track_mesh(track)
+        fixed = track_mesh(track, placed_cones=False)
+        mesh = fixed if track.cones is None else join_meshes(fixed,
+                                                             placed_cones_mesh(track.cones))
         resolution = fit_resolution(track, self.resolution)
         grid = self._grid(track, resolution)
         summary = (f'track {track.name!r} loaded from {track.source}: {track.length:.1f} m, '
@@ -121,7 +126,7 @@ class TrackOutputs:
                         f'the {MAX_MAP_CELLS / 1e6:.0f} M a /map may hold)')
         return TrackMessages(
             grid=grid,
-            geometry=geometry_message(track, mesh, self.world_frame),
+            geometry=geometry_message(track, fixed, self.world_frame),
             markers=self._markers(mesh),
             centerline=self._path(track.centerline),
             raceline=self._path(track.raceline),
@@ -263,7 +268,8 @@ def marker_triangles(mesh: TrackMesh,
 
 def geometry_message(track: Track, mesh: TrackMesh, world_frame: str) -> TrackGeometry:
     """The track as the bridge, the dynamics and the objects sensors take it: its labelled
-    mesh, start pose, centerline and widths."""
+    mesh without the placed cones, start pose, centerline and widths, and the placed cones and
+    mission apart."""
     msg = TrackGeometry(name=track.name)
     msg.header.frame_id = world_frame
     msg.vertices = array.array('f', np.asarray(mesh.vertices, np.float32).ravel().tobytes())
@@ -273,7 +279,22 @@ def geometry_message(track: Track, mesh: TrackMesh, world_frame: str) -> TrackGe
     msg.centerline = array.array('d', np.asarray(track.centerline, np.float64).ravel())
     msg.width_left = array.array('d', np.asarray(track.width_left, np.float64))
     msg.width_right = array.array('d', np.asarray(track.width_right, np.float64))
+    if track.cones is not None:
+        msg.cones = array.array('d', np.asarray(track.cones.positions, np.float64).ravel())
+        msg.cone_labels = array.array('B', np.asarray(track.cones.labels, np.uint8).tobytes())
+    if track.mission is not None:
+        msg.mission = mission_message(track.mission)
     return msg
+
+
+def mission_message(mission: Mission) -> MissionMsg:
+    def flat(points: np.ndarray) -> array.array:
+        return array.array('d', np.asarray(points, np.float64).ravel())
+
+    return MissionMsg(kind=mission.kind, laps=mission.laps, timed_laps=list(mission.timed_laps),
+                      start_line=flat(mission.start_line), finish_line=flat(mission.finish_line),
+                      stop_zone=flat(mission.stop_zone),
+                      path=flat(mission.path) if mission.path is not None else [])
 
 
 def main() -> int:

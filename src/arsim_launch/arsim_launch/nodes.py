@@ -71,7 +71,8 @@ def validate(scenario: Scenario) -> Track:
     from arsim_core.track import load_track
 
     track = load_track(scenario.track.name, scenario.resources / 'maps')
-    check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose),
+    check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose,
+                                                 staged_front=track.mission is not None),
                       scenario.source)
     directory = scenario.recording.directory
     problem = None if directory is None else new_directory_problem(directory)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 
 from arsim_bridge.republishers.base import Republisher, SensorContext
 from arsim_bridge.republishers.camera import CameraRepublisher
+from arsim_bridge.republishers.cones import ConesRepublisher
 from arsim_bridge.republishers.gnss import GnssRepublisher
 from arsim_bridge.republishers.imu import ImuRepublisher
 from arsim_bridge.republishers.lidar import CloudRepublisher, ScanRepublisher
@@ -22,6 +23,7 @@ REPUBLISHERS: Mapping[str, Callable[[SensorContext], Republisher]] = {
     'wheel_odometry': WheelOdometryRepublisher,
     'ground_truth': GroundTruthRepublisher,
     'objects': ObjectsRepublisher,
+    'cones': ConesRepublisher,
 }
 
 __all__ = ['REPUBLISHERS', 'Republisher', 'SensorContext']

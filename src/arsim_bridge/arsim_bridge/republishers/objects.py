@@ -1,6 +1,7 @@
 """Objects republisher (``type: objects``): the 3D ground truth around a car, as
-vision_msgs/Detection3DArray in base_link: the track's cones (found in the track mesh it
-hears on the track topic) and the other cars (their footprint boxes at the poses their
+vision_msgs/Detection3DArray in base_link: the track's cones (those of the track mesh it
+hears on the track topic, and the placed cones as the engine says they stand or lie) and the
+other cars (their footprint boxes at the poses their
 dynamics publish), those within ``range_m``. Class ids as FSOCO names them, score 1; a car's
 detection id is its name, a cone's its number on the track."""
 
@@ -21,7 +22,14 @@ from arsim_bridge import qos
 from arsim_bridge.common import planar, set_pose_2d, to_ns, to_time, track_world
 from arsim_bridge.republishers.base import CarFrame, SensorContext
 from arsim_core.config.sensors import ObjectsSpec
-from arsim_core.sensors.objects import Box3D, cars_around, seen_from, track_cones
+from arsim_core.engine.cones import CONES_ARRAY
+from arsim_core.sensors.objects import (
+    Box3D,
+    cars_around,
+    placed_cone_boxes,
+    seen_from,
+    track_cones,
+)
 from arsim_msgs.msg import CarState, TrackGeometry
 
 POSES_KEPT = 8  # frames of each other car's pose kept, to pick the one of the frame published
@@ -69,8 +77,10 @@ class ObjectsRepublisher:
         poses = {car: pose for car in self.poses
                  if (pose := self._pose_at(car, frame.time_ns)) is not None}
         state = frame.state
+        placed = frame.arrays.get(CONES_ARRAY)
+        cones = self.cones if placed is None else [*self.cones, *placed_cone_boxes(placed)]
         boxes = seen_from((state.x, state.y, state.yaw),
-                          [*self.cones, *cars_around(self.ctx.car, poses, self.footprints)],
+                          [*cones, *cars_around(self.ctx.car, poses, self.footprints)],
                           self.spec.range_m)
         array = Detection3DArray()
         array.header.stamp = to_time(frame.time_ns)

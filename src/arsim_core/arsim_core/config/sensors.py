@@ -6,7 +6,8 @@ Each entry is one sensor, named by its key, with a ``type`` that picks its parse
   PointCloud2), ``camera`` (rgb8 / 32FC1 depth / mono8 semantic Image + CameraInfo);
 - computed by the car's republisher from the ground-truth state, no rendering: ``imu``,
   ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry), and
-  ``objects`` (vision_msgs/Detection3DArray: cones and other cars around the car).
+  ``objects`` (vision_msgs/Detection3DArray: cones and other cars around the car) and
+  ``cones`` (eufs_msgs/ConeArrayWithCovariance: the placed cones around the car, by colour).
 
 A spec says whether the backend renders it (``rendered``), so the bridge asks the backend only
 for those, and whether it sits on the car (``mount``: a frame on /tf_static). Every value is
@@ -262,8 +263,27 @@ class ObjectsSpec:
         return _computed_wire(self)
 
 
+@dataclass(frozen=True)
+class ConesSpec:
+    """Ground-truth cones around the car, as EUFS sim publishes them: the track's placed cones
+    (standing, or where they lie) within ``range_m``, by colour, in base_link
+    (eufs_msgs/ConeArrayWithCovariance, zero covariance)."""
+
+    name: str
+    rate_hz: float
+    range_m: float = 20.0
+
+    kind: ClassVar[str] = 'cones'
+    rendered: ClassVar[bool] = False
+    mount: ClassVar[Mount | None] = None
+
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
 def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpec | ObjectsSpec
-                   ) -> dict[str, object]:
+                   | ConesSpec) -> dict[str, object]:
     wire: dict[str, object] = {'name': spec.name, 'type': spec.kind, 'rate_hz': spec.rate_hz}
     if spec.mount is not None:
         wire['mount'] = spec.mount.to_wire()
@@ -271,7 +291,7 @@ def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpe
 
 
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
-              | GroundTruthSpec | ObjectsSpec)
+              | GroundTruthSpec | ObjectsSpec | ConesSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
 
 _COMMON = frozenset({'type', 'rate_hz'})
@@ -464,12 +484,19 @@ def _objects(name: str, section: Section) -> ObjectsSpec:
                                               exclusive_minimum=True))
 
 
+def _cones(name: str, section: Section) -> ConesSpec:
+    section.reject_unknown(_COMMON | {'range_m'})
+    return ConesSpec(name=name, rate_hz=_rate(section),
+                     range_m=section.number('range_m', 20.0, minimum=0.0,
+                                            exclusive_minimum=True))
+
+
 # The one registry of sensor kinds: each kind's spec and its parser.
 SENSOR_TYPES: Mapping[str, tuple[type[SensorSpec], Callable[[str, Section], SensorSpec]]] = {
     spec.kind: (spec, parse) for spec, parse in (
         (Lidar2DSpec, _lidar2d), (Lidar3DSpec, _lidar3d), (CameraSpec, _camera),
         (ImuSpec, _imu), (GnssSpec, _gnss), (WheelOdometrySpec, _wheel_odometry),
-        (GroundTruthSpec, _ground_truth), (ObjectsSpec, _objects))}
+        (GroundTruthSpec, _ground_truth), (ObjectsSpec, _objects), (ConesSpec, _cones))}
 # Kinds a sensor republisher computes from the car's state; a backend renders none of them.
 COMPUTED_KINDS = frozenset(kind for kind, (spec, _) in SENSOR_TYPES.items() if not spec.rendered)
 

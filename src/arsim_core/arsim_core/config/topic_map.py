@@ -78,6 +78,9 @@ class TopicMap:
     goal_pose_topic: str
     event_topic: str
     race_topic: str
+    mission_topic: str  # arsim_msgs/MissionStatus of a Formula Student mission
+    cones_topic: str  # the placed cones as they stand or lie, world frame
+    as_state_topic: str  # eufs_msgs/CanState of the ego's mission; empty: not published
     ego: _CarTemplate
     opponent: _CarTemplate
     named: dict[str, Section]
@@ -96,7 +99,8 @@ def load_topic_map(path: Path) -> TopicMap:
     root = load_section(path)
     root.reject_unknown({'description', 'world_frame', 'map_topic', 'track_topic',
                          'initialpose_topic', 'goal_pose_topic', 'event_topic', 'race_topic', 'ego',
-                         'opponents', 'named'})
+                         'opponents', 'named', 'mission_topic', 'cones_topic',
+                         'as_state_topic'})
     return TopicMap(
         name=path.stem, source=str(path),
         world_frame=root.string('world_frame'),
@@ -106,6 +110,9 @@ def load_topic_map(path: Path) -> TopicMap:
         goal_pose_topic=root.string('goal_pose_topic', '/goal_pose'),
         event_topic=root.string('event_topic', '/arsim/events'),
         race_topic=root.string('race_topic', '/arsim/race'),
+        mission_topic=root.string('mission_topic', '/arsim/mission'),
+        cones_topic=root.string('cones_topic', '/arsim/cones'),
+        as_state_topic=root.string('as_state_topic', ''),
         ego=_CarTemplate(root.section('ego')),
         opponent=_CarTemplate(root.section('opponents')),
         named=dict(root.section('named', {}).items()))

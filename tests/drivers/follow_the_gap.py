@@ -14,12 +14,11 @@ import math
 import sys
 
 import numpy as np
-import rclpy
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
-from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import LaserScan
+from spinning import spin_driver  # beside this script
 
 HALF_WIDTH_M = 0.16 + 0.12       # half the car's width plus a safety margin
 DISPARITY_M = 0.25               # a jump bigger than this is an edge
@@ -79,20 +78,7 @@ def main() -> int:
     parser.add_argument('--scan', default='/scan')
     parser.add_argument('--drive', default='/drive')
     args = parser.parse_args()
-    # Python's own signal handling: SIGTERM ends the process at once, Ctrl-C raises
-    # KeyboardInterrupt; a driver must never outlive the test that started it.
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = FollowTheGap(args.speed, args.max_steer, args.scan, args.drive)
-    print('follow_the_gap ready', flush=True)
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
-
+    return spin_driver(lambda: FollowTheGap(args.speed, args.max_steer, args.scan, args.drive))
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -1,0 +1,70 @@
+"""Real-time factor of a Formula Student trackdrive (``fs_trackdrive_rtf``).
+
+The shipped trackdrive scenario's car (config/formula_student/trackdrive.yaml): the FS car with
+its 1280 x 720 camera at 20 Hz, its 32 x 1024 3D LiDAR at 10 Hz and its ground-truth cones,
+under EUFS sim's names, and the sample cone driver in its own process answering every cones
+message (the bridge waits for each answer). The figure is sim time over wall time on /clock,
+counted from the go signal for ``MEASURE_S`` of wall time.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
+
+from simharness import Probe, Simulation, driver_process, stop_process  # noqa: E402
+
+MEASURE_S = 30.0
+DRIVER = BENCH_DIR.parent / 'tests' / 'drivers' / 'cone_driver.py'
+SETTINGS = {'topic_map': 'eufs', 'track': {'name': 'fs_trackdrive'},
+            'cars': [{'name': 'ego', 'profile': 'formula_student'}]}
+AS_DRIVING = 2
+
+
+def measure_rtf(measure_s: float = MEASURE_S) -> dict[str, float]:
+    from eufs_msgs.msg import CanState
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
+        sim = Simulation(Path(tmp), SETTINGS)
+        sim.start()
+        driver = driver_process(DRIVER, sim.domain_id, '--mission', 'trackdrive', '--laps', '10')
+        probe = Probe(sim.domain_id)
+        try:
+            clock: list[int] = [0]
+            state: list[int] = [0]
+            probe.node.create_subscription(
+                Clock, '/clock', lambda m: clock.__setitem__(0, m.clock.sec * 10**9
+                                                             + m.clock.nanosec), 10)
+            probe.node.create_subscription(
+                CanState, '/ros_can/state', lambda m: state.__setitem__(0, m.as_state), latched)
+            if not probe.spin_until(lambda: state[0] == AS_DRIVING, 300.0):
+                msg = f'the trackdrive never reached AS Driving\n{sim.log}'
+                raise RuntimeError(msg)
+            start_wall, start_sim = time.monotonic(), clock[0]
+            probe.spin_until(lambda: False, measure_s)
+            wall, sim_s = time.monotonic() - start_wall, (clock[0] - start_sim) / 1e9
+        finally:
+            probe.close()
+            stop_process(driver)
+            sim.stop()
+    return {'rtf': sim_s / wall, 'sim_s': sim_s, 'wall_s': wall}
+
+
+def run() -> list[tuple[str, float, str]]:
+    result = measure_rtf()
+    print(f'[bench] fs_trackdrive_rtf: {result}', file=sys.stderr)
+    return [('fs_trackdrive_rtf', result['rtf'], 'x_realtime')]
+
+
+if __name__ == '__main__':
+    for name, value, unit in run():
+        print(f'BENCH {name} {value:.4g} {unit}')

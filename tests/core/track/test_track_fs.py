@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.ndimage import label as blobs
 
 from arsim_core.errors import TrackError
 from arsim_core.sensors import labels
@@ -19,6 +20,7 @@ from arsim_core.track.model import (
     LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
 )
+from arsim_core.track.preview import CONE_COLOURS, render_preview
 
 SEEDS = range(8)
 
@@ -257,6 +259,16 @@ def test_mesh_and_map_hold_the_cones():
     free = grid.world_to_cell(np.array([[-5.0, 0.0], [5.0, 0.0]])).astype(int)
     assert np.all(grid.data[free[:, 1], free[:, 0]] == 0)
     assert set(labels.CONES) <= set(labels.OBSTACLES)
+
+
+def test_preview_shows_every_cone_in_its_colour():
+    track = generate('skidpad')
+    image = render_preview(track, size=900)
+    blue = np.all(image == CONE_COLOURS[LABEL_CONE_BLUE], axis=2)
+    yellow = np.all(image == CONE_COLOURS[LABEL_CONE_YELLOW], axis=2)
+    # Each cone is a disc of a few pixels: one blob per cone of each colour.
+    assert blobs(blue)[1] == int(np.sum(track.cones.labels == LABEL_CONE_BLUE))
+    assert blobs(yellow)[1] == int(np.sum(track.cones.labels == LABEL_CONE_YELLOW))
 
 
 def test_bad_cones_file_names_the_line(tmp_path):

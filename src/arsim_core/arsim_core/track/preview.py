@@ -1,4 +1,5 @@
-"""A PNG picture of a track: road, barriers, centerline, raceline, start pose and a scale bar.
+"""A PNG picture of a track: road, barriers, centerline, raceline, start pose and a scale bar,
+and a Formula Student layout's cones, lines and stop zone.
 
 Meant for a quick look at a new or generated track before driving it, and for docs.
 """
@@ -6,6 +7,7 @@ Meant for a quick look at a new or generated track before driving it, and for do
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -13,7 +15,14 @@ import numpy as np
 
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
-from arsim_core.track.model import Track
+from arsim_core.track.mesh import PLACED_CONE_SIZES
+from arsim_core.track.model import (
+    LABEL_CONE_BIG_ORANGE,
+    LABEL_CONE_BLUE,
+    LABEL_CONE_ORANGE,
+    LABEL_CONE_YELLOW,
+    Track,
+)
 
 _ROAD = (200, 200, 200)
 _BACKGROUND = (235, 245, 235)
@@ -22,6 +31,10 @@ _CENTER = (150, 150, 150)
 _RACELINE = (40, 40, 220)
 _START = (40, 160, 40)
 _TEXT = (20, 20, 20)
+_LINE = (30, 30, 200)  # start and finish lines
+_STOP_ZONE = (60, 60, 140)
+CONE_COLOURS = {LABEL_CONE_BLUE: (200, 90, 20), LABEL_CONE_YELLOW: (20, 200, 235),
+                 LABEL_CONE_ORANGE: (10, 130, 250), LABEL_CONE_BIG_ORANGE: (0, 90, 230)}
 
 
 def _nice_length(target: float) -> float:
@@ -60,6 +73,7 @@ def render_preview(track: Track, size: int = 1200, margin_px: int = 40) -> np.nd
     cv2.polylines(img, [px(track.centerline)], True, _CENTER, 1, cv2.LINE_AA, 4)
     if track.raceline is not None:
         cv2.polylines(img, [px(track.raceline[:, :2])], True, _RACELINE, 2, cv2.LINE_AA, 4)
+    _draw_mission(img, track, px)
     x, y, yaw = track.start_pose
     arrow = max(0.04 * span, 0.5)
     a = px(np.array([x, y])).reshape(2) // 16
@@ -90,6 +104,28 @@ def render_preview(track: Track, size: int = 1200, margin_px: int = 40) -> np.nd
     )
     cv2.putText(img, title, (margin_px, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, _TEXT, 2, cv2.LINE_AA)
     return img
+
+
+def _draw_mission(img: np.ndarray, track: Track,
+                  px: Callable[[np.ndarray], np.ndarray]) -> None:
+    """A Formula Student layout's stop zone, path and lines, and its cones in their colours
+    (at least a few pixels across, to be seen)."""
+    mission = track.mission
+    if mission is not None:
+        cv2.polylines(img, [px(mission.stop_zone)], True, _STOP_ZONE, 2, cv2.LINE_AA, 4)
+        if mission.path is not None:
+            cv2.polylines(img, [px(mission.path)], False, _CENTER, 1, cv2.LINE_AA, 4)
+        for line in (mission.start_line, mission.finish_line):
+            cv2.polylines(img, [px(line)], False, _LINE, 2, cv2.LINE_AA, 4)
+    if track.cones is None:
+        return
+    centres = px(track.cones.positions).reshape(-1, 2)
+    scale = float(np.hypot(*(px(np.array([[0.0, 0.0], [1.0, 0.0]])).reshape(2, 2)[1]
+                            - px(np.zeros(2)).reshape(2)))) / 16.0
+    for (col, row), label in zip(centres.tolist(), track.cones.labels.tolist(), strict=True):
+        radius = PLACED_CONE_SIZES[label][0]
+        cv2.circle(img, (col, row), max(3, round(radius * scale)) * 16, CONE_COLOURS[label], -1,
+                   cv2.LINE_AA, 4)
 
 
 def save_preview(track: Track, path: Path, size: int = 1200) -> Path:

@@ -277,3 +277,19 @@ def test_bad_cones_file_names_the_line(tmp_path):
     csv.write_text(csv.read_text() + '1.0,2.0,purple\n')
     with pytest.raises(TrackError, match=r"cones.csv:\d+: unknown cone class 'purple'"):
         load_track(tmp_path / 'a')
+
+
+def test_a_skidpad_without_its_timing_line_or_with_an_unknown_mission_names_file_and_key(
+        tmp_path):
+    assert cli_main(['fs', 'skidpad', str(tmp_path / 's')]) == 0
+    mission = tmp_path / 's' / 'mission.yaml'
+    text = mission.read_text()
+    mission.write_text(''.join(line + '\n' for line in text.splitlines()
+                               if not line.startswith('start_line')))
+    with pytest.raises(TrackError, match=r"mission\.yaml.*start_line") as missing:
+        load_track(tmp_path / 's')
+    assert str(mission) in str(missing.value)
+    mission.write_text(text.replace('kind: skidpad', 'kind: endurance'))
+    with pytest.raises(TrackError, match=r"mission\.yaml.*kind.*skidpad") as unknown:
+        load_track(tmp_path / 's')
+    assert 'endurance' in str(unknown.value)

@@ -9,8 +9,9 @@ import cv2
 import numpy as np
 
 from arsim_core import protocol
-from arsim_core.engine import CarState, Engine, InProcessRenderer
+from arsim_core.engine import CarState, Engine, InProcessRenderer, TrackWorld
 from arsim_core.engine.pacing import Pacing
+from arsim_core.track.fs import generate
 from arsim_core.view.feed import ViewFeed
 from arsim_core.view.track_image import track_image
 
@@ -86,6 +87,18 @@ def test_the_track_picture_puts_the_barriers_where_they_are(ring):
     column = int((barrier[0] - image.x_min) / image.resolution)
     near = picture[max(row - 1, 0):row + 2, max(column - 1, 0):column + 2]
     assert near.min() < 100  # a barrier's dark grey at its vertex
+
+
+def test_the_track_picture_shows_a_layouts_cones():
+    """Placed cones are not in the world's fixed mesh (they can fall): the picture adds them."""
+    world = TrackWorld.from_track(generate('acceleration'))
+    image = track_image(world, max_pixels=2048)
+    picture = cv2.imdecode(np.frombuffer(image.png, np.uint8), cv2.IMREAD_COLOR)
+    assert world.cones is not None
+    for x, y in world.cones.of(2).tolist():  # blue
+        row = int((image.y_max - y) / image.resolution)
+        column = int((x - image.x_min) / image.resolution)
+        assert np.abs(picture[row, column].astype(int) - (200, 90, 20)).max() <= 3
 
 
 def test_a_simulation_running_flat_out_is_snapshot_less_often(make_scenario, ring):

@@ -51,7 +51,9 @@ class TrackImage:
 
 
 def track_image(world: TrackWorld, max_pixels: int = MAX_PIXELS) -> TrackImage:
-    xy = np.asarray(world.vertices, np.float64).reshape(-1, 3)[:, :2]
+    """The picture of the whole mesh the renderers get: the fixed part and the placed cones."""
+    mesh = world.track_request()
+    xy = np.asarray(mesh.vertices, np.float64).reshape(-1, 3)[:, :2]
     low, high = xy.min(axis=0) - MARGIN_M, xy.max(axis=0) + MARGIN_M
     resolution = float(max(high - low)) / max_pixels
     width, height = (int(np.ceil(v)) for v in (high - low) / resolution)
@@ -60,8 +62,8 @@ def track_image(world: TrackWorld, max_pixels: int = MAX_PIXELS) -> TrackImage:
     pixels[:, 0] = (xy[:, 0] - low[0]) / resolution
     pixels[:, 1] = (high[1] - xy[:, 1]) / resolution
     corners = np.round(pixels * 16).astype(np.int32)  # 4 fractional bits for cv2's shift
-    triangles = np.asarray(world.triangles, np.int64).reshape(-1, 3)
-    labels = np.asarray(world.labels).ravel()
+    triangles = np.asarray(mesh.triangles, np.int64).reshape(-1, 3)
+    labels = np.asarray(mesh.labels).ravel()
     for label, colour in COLOURS:
         polygons = list(corners[triangles[labels == label]])
         if polygons:

@@ -44,7 +44,8 @@ def run_sim(*arguments: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(('argument', 'message'), [
     ('cars:=many', "launch argument cars: expected a whole number of cars from 1 to 64, got "
                    "'many'"),
-    ('track:=monza', 'launch argument track: expected a track name in maps/ (arsim_ring)'),
+    ('track:=monza', 'launch argument track: expected a track name in maps/ (arsim_ring, '
+                     'fs_acceleration, fs_autocross, fs_skidpad, fs_trackdrive)'),
     ('profile:=racecar', "launch argument profile: expected one of ['f1tenth', "
                          "'formula_student', 'full_scale']"),
 ])

@@ -89,7 +89,8 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
     ({'profile': 'nope/car.yaml'}, 'launch argument profile: expected a name in .* or an '
                                    'existing .yaml file'),
     ({'track': 'monza'}, r'launch argument track: expected a track name in maps/ '
-                         r'\(arsim_ring\) or a path'),
+                         r'\(arsim_ring, fs_acceleration, fs_autocross, fs_skidpad, '
+                         r'fs_trackdrive\) or a path'),
     ({'topic_map': 'ros1'}, 'launch argument topic_map: expected one of'),
     ({'rtf': '-1'}, "launch argument rtf: expected a real-time factor >= 0"),
     ({'laps': '3'}, r"unknown launch argument\(s\) \['laps'\]"),

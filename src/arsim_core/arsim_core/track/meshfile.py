@@ -24,11 +24,17 @@ from arsim_core.track.model import (
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
+    LABEL_SCENERY_OBJECT,
+    LABEL_SCENERY_STRUCTURE,
+    LABEL_SCENERY_VEGETATION,
     TrackMesh,
 )
 
 NAME_LABELS = MappingProxyType(
     {
+        'scenery_structure': LABEL_SCENERY_STRUCTURE,
+        'scenery_vegetation': LABEL_SCENERY_VEGETATION,
+        'scenery_object': LABEL_SCENERY_OBJECT,
         'big_orange': LABEL_CONE_BIG_ORANGE,
         'orange': LABEL_CONE_ORANGE,
         'blue': LABEL_CONE_BLUE,
@@ -44,7 +50,8 @@ NAME_LABELS = MappingProxyType(
 
 LABEL_NAMES = MappingProxyType({label: semantic.NAMES[label] for label in (
     LABEL_ROAD, LABEL_BARRIER, LABEL_CONE_BLUE, LABEL_CONE_YELLOW, LABEL_GROUND,
-    LABEL_CONE_ORANGE, LABEL_CONE_BIG_ORANGE)})
+    LABEL_CONE_ORANGE, LABEL_CONE_BIG_ORANGE, LABEL_SCENERY_STRUCTURE, LABEL_SCENERY_VEGETATION,
+    LABEL_SCENERY_OBJECT)})
 """Object names used when exporting, chosen so that reading the file back keeps the labels."""
 
 _Y_UP_SUFFIXES = ('.glb', '.gltf')

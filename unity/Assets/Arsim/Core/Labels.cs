@@ -6,6 +6,8 @@ namespace Arsim.Core
     {
         public const byte Road = 0, Barrier = 1, ConeBlue = 2, ConeYellow = 3, Ground = 4, Car = 5;
         public const byte ConeOrange = 6, ConeBigOrange = 7;  // Formula Student's small and big orange cones
+        // Scenery around a track: walls, buildings, pillars; trees; furniture, fences, poles, signs.
+        public const byte SceneryStructure = 8, SceneryVegetation = 9, SceneryObject = 10;
         public const byte None = 255;
         public const double DefaultReflectivity = 0.3;
 
@@ -22,6 +24,9 @@ namespace Arsim.Core
                 case ConeBigOrange: return 1.5;
                 case Ground: return 0.25;
                 case Car: return 0.5;
+                case SceneryStructure: return 0.35;
+                case SceneryVegetation: return 0.45;
+                case SceneryObject: return 0.5;
                 case None: return 0.0;
                 default: return DefaultReflectivity;
             }
@@ -40,6 +45,9 @@ namespace Arsim.Core
                 case Car: r = 0.75; g = 0.08; b = 0.08; return;
                 case ConeOrange:
                 case ConeBigOrange: r = 0.95; g = 0.35; b = 0.03; return;
+                case SceneryStructure: r = 0.55; g = 0.53; b = 0.5; return;
+                case SceneryVegetation: r = 0.1; g = 0.3; b = 0.08; return;
+                case SceneryObject: r = 0.45; g = 0.3; b = 0.18; return;
                 case None: r = 0.62; g = 0.76; b = 0.92; return;
                 default: r = 0.6; g = 0.6; b = 0.6; return;
             }

@@ -56,6 +56,9 @@ namespace Arsim.Runtime
                 case Labels.Car: return "car";
                 case Labels.ConeOrange: return "orange cone";
                 case Labels.ConeBigOrange: return "big orange cone";
+                case Labels.SceneryStructure: return "scenery structure";
+                case Labels.SceneryVegetation: return "scenery vegetation";
+                case Labels.SceneryObject: return "scenery object";
                 case Labels.None: return "none";
                 default: return "class " + label;
             }

@@ -8,7 +8,7 @@ import pytest
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ConfigError
-from arsim_launch.nodes import flatten, generate_nodes
+from arsim_launch.nodes import flatten, generate_nodes, validate
 
 
 def nodes_by_name(repo_root: Path, **overrides):
@@ -127,3 +127,14 @@ def test_external_cars_and_state_publishers_keep_their_own_processes(
     assert 'cars_dynamics' not in names  # no container without members
     assert ('ego_robot_state_publisher' in names) == state_publisher
     assert ('cars_description' in names) != state_publisher
+
+
+def test_a_hall_around_a_full_scale_circuit_stops_the_launch_naming_the_key(
+        repo_root: Path, shared_tracks: Path) -> None:
+    settings = repo_root / 'config' / 'sim.yaml'
+    spa = str(shared_tracks / 'tum_racetrack_database' / 'Spa.csv')
+    scenario = load_scenario(settings, repo_root, {'track': {'name': spa, 'scene': 'hall'}})
+    with pytest.raises(ConfigError, match=rf'{settings}: track.scene: a hall fits tracks up '
+                                          rf'to 400 m across'):
+        validate(scenario)
+    validate(load_scenario(settings, repo_root, {'track': {'name': spa, 'scene': 'auto'}}))

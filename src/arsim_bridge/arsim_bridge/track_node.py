@@ -36,6 +36,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, pose_2d, run_node
 from arsim_core.config.scenario import Scenario
+from arsim_core.engine.world import fixed_mesh
 from arsim_core.errors import ArsimError, TrackError
 from arsim_core.track import (
     LABEL_BARRIER,
@@ -48,7 +49,6 @@ from arsim_core.track import (
     TrackMesh,
     load_track,
     rasterize,
-    track_mesh,
 )
 from arsim_core.track.fs.mission import Mission
 from arsim_core.track.geometry import headings
@@ -98,6 +98,7 @@ class TrackOutputs:
     def __init__(self, node: Any, scenario: Scenario) -> None:
         self.world_frame = scenario.topic_map.world_frame
         self.resolution = scenario.track.map_resolution
+        self.scene = scenario.track.scene
         self.map_pub = node.create_publisher(OccupancyGrid, 'map', qos.LATCHED)
         self.track_pub = node.create_publisher(TrackGeometry, 'track', qos.LATCHED)
         self.marker_pub = node.create_publisher(MarkerArray, 'track_markers', qos.LATCHED)
@@ -113,7 +114,7 @@ class TrackOutputs:
         self.track_pub.publish(messages.geometry)
 
     def build(self, track: Track) -> TrackMessages:
-        fixed = track_mesh(track, placed_cones=False)
+        fixed = fixed_mesh(track, self.scene)
         mesh = fixed if track.cones is None else join_meshes(fixed,
                                                              placed_cones_mesh(track.cones))
         resolution = fit_resolution(track, self.resolution)

@@ -88,4 +88,5 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
     race_scenario = dataclasses.replace(
         loaded, frame_rate_hz=rate, cars=tuple(cars),
         track=dataclasses.replace(loaded.track, name=loaded_track.name))
-    return RaceSetup(race_scenario, loaded_track, TrackWorld.from_track(loaded_track), scans)
+    return RaceSetup(race_scenario, loaded_track,
+                     TrackWorld.from_track(loaded_track, loaded.track.scene), scans)

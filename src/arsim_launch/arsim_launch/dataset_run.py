@@ -112,7 +112,7 @@ def run(job: Mapping[str, Any]) -> dict[str, Any]:
     renderer = KeptReplyRenderer()
     engine = Engine(scenario, renderer, seed=spec.seed)
     try:
-        engine.load_track(TrackWorld.from_track(track))
+        engine.load_track(TrackWorld.from_track(track, scenario.track.scene))
         draw.apply(engine, dict(engine.configs))
         writer = _Writer(scenario, engine, renderer, track, Path(spec.bag))
         drivers = _drivers(scenario, spec.driver)

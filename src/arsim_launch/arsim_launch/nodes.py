@@ -69,11 +69,16 @@ def validate(scenario: Scenario) -> Track:
     """
     from arsim_core.race import check_start_poses, start_poses
     from arsim_core.track import load_track
+    from arsim_core.track.scene import scene_problem
 
     track = load_track(scenario.track.name, scenario.resources / 'maps')
     check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose,
                                                  staged_front=track.mission is not None),
                       scenario.source)
+    problem = scene_problem(track, scenario.track.scene.kind)
+    if problem is not None:
+        msg = f'{scenario.source}: track.scene: {problem}'
+        raise ConfigError(msg)
     directory = scenario.recording.directory
     problem = None if directory is None else new_directory_problem(directory)
     if problem is not None:

@@ -70,6 +70,11 @@ def test_time_is_held_for_a_first_command_by_default_with_wait_for_drivers(
     ({'simulation': {'frame_rate_hz': 30}}, 'does not divide simulation.frame_rate_hz 30'),
     ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'pose': [0, 'x', 0]}]},
      r'cars\[0\].pose: expected a list of 3 finite numbers'),
+    ({'track': {'name': 'arsim_ring', 'scene': 'jungle'}},
+     r"track.scene: expected one of \['auto', 'circuit', 'hall', 'none'\], got 'jungle'"),
+    ({'track': {'name': 'arsim_ring', 'scene_density': -1}}, r'track.scene_density: expected'),
+    ({'track': {'name': 'arsim_ring', 'scene_seed': 1.5}}, r'track.scene_seed: expected an '
+                                                          r'integer >= 0'),
 ])
 def test_bad_settings_name_file_and_key(settings, repo_root: Path, changes: dict,
                                         message: str) -> None:

@@ -19,6 +19,7 @@ from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
 from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
+from arsim_core.track.scene.build import MAX_DENSITY, SCENE_KINDS
 
 BACKEND_KINDS = ('embedded', 'unity', 'external')
 AUTO_ADDRESS = 'auto'  # an endpoint the launcher picks for the run (arsim_launch.sockets)
@@ -61,9 +62,20 @@ class ViewSettings:
 
 
 @dataclass(frozen=True)
+class SceneSettings:
+    """The scenery around the track (``arsim_core.track.scene.build_scene``): its kind, the
+    seed that picks the variant, and how many objects (1.0: the default amount)."""
+
+    kind: str = 'auto'
+    seed: int = 0
+    density: float = 1.0
+
+
+@dataclass(frozen=True)
 class TrackSettings:
     name: str
     map_resolution: float
+    scene: SceneSettings = SceneSettings()
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     backend.reject_unknown({'kind', 'address', 'frames_address', 'executable', 'timeout_s',
                             'startup_timeout_s', 'allow_remote', 'max_request_mib'})
     track = root.section('track')
-    track.reject_unknown({'name', 'map_resolution'})
+    track.reject_unknown({'name', 'map_resolution', 'scene', 'scene_seed', 'scene_density'})
     collisions = root.section('collisions', {})
     collisions.reject_unknown({'response', 'cars_visible'})
     race = root.section('race', {})
@@ -198,7 +210,12 @@ def load_scenario(path: str | Path, resources: str | Path,
         autopilot=sim.string('autopilot', 'none', choices=AUTOPILOTS),
         backend=_backend(backend),
         track=TrackSettings(name=track.string('name'),
-                            map_resolution=track.number('map_resolution', 0.05, minimum=0.001)),
+                            map_resolution=track.number('map_resolution', 0.05, minimum=0.001),
+                            scene=SceneSettings(
+                                kind=track.string('scene', 'auto', choices=SCENE_KINDS),
+                                seed=track.integer('scene_seed', 0, minimum=0),
+                                density=track.number('scene_density', 1.0, minimum=0.0,
+                                                     maximum=MAX_DENSITY))),
         collisions=CollisionSettings(
             response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
             cars_visible=collisions.boolean('cars_visible', True)),

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arsim_core.config.scenario import SceneSettings
 from arsim_core.engine.state import Pose2D
 from arsim_core.messages import TrackRequest
 from arsim_core.track import Track, track_mesh
 from arsim_core.track.fs.mission import Mission
 from arsim_core.track.mesh import join_meshes, placed_cones_mesh
 from arsim_core.track.model import Cones, TrackMesh
+from arsim_core.track.scene import build_scene
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,8 +41,10 @@ class TrackWorld:
     mission: Mission | None = None
 
     @classmethod
-    def from_track(cls, track: Track) -> TrackWorld:
-        mesh = track_mesh(track, placed_cones=False)
+    def from_track(cls, track: Track, scene: SceneSettings | None = None) -> TrackWorld:
+        """The world of ``track``, with the scenery ``scene`` asks for around it (none by
+        default)."""
+        mesh = fixed_mesh(track, scene)
         return cls(track.name, mesh.vertices, mesh.triangles, mesh.labels, track.start_pose,
                    track.centerline, track.width_left, track.width_right, track.cones,
                    track.mission)
@@ -57,3 +61,12 @@ class TrackWorld:
         return TrackRequest(self.name, np.asarray(vertices, np.float32).reshape(-1, 3),
                             np.asarray(triangles, np.uint32).reshape(-1, 3),
                             np.asarray(labels, np.uint8))
+
+
+def fixed_mesh(track: Track, scene: SceneSettings | None = None) -> TrackMesh:
+    """What of a world never moves: the track's mesh without its placed cones, and the
+    scenery around it."""
+    mesh = track_mesh(track, placed_cones=False)
+    if scene is None or scene.kind == 'none':
+        return mesh
+    return join_meshes(mesh, build_scene(track, scene.kind, scene.seed, scene.density))

@@ -108,8 +108,10 @@ def check_cloud(msg: PointCloud2) -> None:
                                atol=1.0)
     assert np.all(points['range'][~hit] == 0)
     assert np.all(points['label'][~hit] == labels.NONE)
-    assert set(np.unique(points['label'][hit])) <= {labels.ROAD, labels.BARRIER, labels.GROUND}
+    assert set(np.unique(points['label'][hit])) <= {labels.ROAD, labels.BARRIER, labels.GROUND,
+                                                    *labels.SCENERY}
     assert labels.BARRIER in points['label'][hit]  # the walls around the car
+    assert labels.SCENERY_STRUCTURE in points['label'][hit]  # and the hall around the track
     assert stamp_ns(msg.header.stamp) % 50_000_000 == 0  # a revolution starts on a frame
 
 

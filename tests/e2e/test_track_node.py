@@ -22,8 +22,10 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from simharness import LoggedProcess, Probe, installed_resources, ros_env
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arsim_core.config.scenario import load_scenario
+from arsim_core.config.scenario import SceneSettings, load_scenario
+from arsim_core.engine.world import fixed_mesh
 from arsim_core.track import LABEL_BARRIER, LABEL_ROAD, Track, load_track, track_mesh
+from arsim_core.track.model import LABEL_SCENERY_STRUCTURE
 from arsim_launch.nodes import generate_nodes
 from arsim_launch.runner import command
 from arsim_msgs.msg import TrackGeometry
@@ -183,8 +185,9 @@ def test_late_subscribers_get_map_markers_paths_and_geometry(loader: TrackLoader
 
     geometry = loader.latest('/arsim/track')
     assert geometry.name == 'arsim_ring' and geometry.header.frame_id == 'map'
-    mesh = track_mesh(track)
+    mesh = fixed_mesh(track, SceneSettings())  # the default scene around it
     assert len(geometry.triangles) == mesh.triangles.size
+    assert set(np.asarray(geometry.labels).tolist()) >= {LABEL_SCENERY_STRUCTURE}
     assert (geometry.start_pose.position.x, geometry.start_pose.position.y) == \
         pytest.approx(track.start_pose[:2])
 
@@ -216,7 +219,7 @@ def test_switch_to_an_f1tenth_map_republishes_everything(loader: TrackLoader,
     assert_grid_matches(grid, track, 'map')
     geometry = loader.latest('/arsim/track', 2)
     assert geometry.name == 'Spielberg'
-    assert len(geometry.labels) == len(track_mesh(track).labels)
+    assert len(geometry.labels) == len(fixed_mesh(track, SceneSettings()).labels)
     markers = triangle_markers(loader.latest('/arsim/track_markers', 2), 'map')
     assert len(markers[LABEL_BARRIER].points) == \
         3 * without_duplicate_faces(track, LABEL_BARRIER)

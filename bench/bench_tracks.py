@@ -10,6 +10,9 @@
 Each figure is the median of several runs in this process, after one warm-up run that pays
 for the first imports. The real track data is read from ``../shared/tracks``.
 
+- ``scene_build_s_tum_spa``, ``scene_build_s_f1tenth_map_2000px``: building the default
+  scenery around those two tracks (a circuit, a hall; docs/scenes.md).
+
 Beside each, ``<name>_to_map_msg``: what a user waits for, from starting the ``track_loader``
 node's process (Python start-up and imports included) to the ``/map`` grid received by a
 subscriber in another process (this one), median of ``PROCESS_RUNS``.
@@ -100,6 +103,15 @@ def bench_f1tenth_map() -> float:
         return _median_time(once)
 
 
+def bench_scene(track_path: Path) -> float:
+    """Seconds to build the default (``auto``) scene around the track at ``track_path``."""
+    load_track, _ = _track_api()
+    from arsim_core.track.scene import build_scene
+
+    track = load_track(track_path)
+    return _median_time(lambda: build_scene(track))
+
+
 def process_to_map_s(track: Path, resolution: float, runs: int = PROCESS_RUNS) -> float:
     """Median seconds from starting a track_loader process on ``track`` to its /map received
     here."""
@@ -156,11 +168,13 @@ def run() -> list[tuple[str, float, str]]:
     figures = [('track_load_tum_spa', bench_tum_spa(), 's'),
                ('track_load_tum_spa_to_map_msg', process_to_map_s(spa, 0.2), 's'),
                ('track_load_f1tenth_map_2000px', bench_f1tenth_map(), 's')]
+    figures.append(('scene_build_s_tum_spa', bench_scene(spa), 's'))
     with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
         path = _map_2000px(Path(tmp))
         resolution = float(yaml.safe_load(path.read_text())['resolution'])
         figures.append(('track_load_f1tenth_map_2000px_to_map_msg',
                         process_to_map_s(path, resolution), 's'))
+        figures.append(('scene_build_s_f1tenth_map_2000px', bench_scene(path), 's'))
     return figures
 
 

@@ -126,8 +126,8 @@ class Engine:
         self._cones_shown = 0
         self.missions = None
         if world.mission is not None and world.centerline is not None:
-            self.missions = MissionControl(world, self.names, np.array(
-                [self._half_extents[name] for name in self.names]))
+            self.missions = MissionControl(world, {car.name: car.profile.footprint
+                                                   for car in self.cars})
         placements = self.referee.reset_to_start(self.names)
         self._place(placements)
         return placements

@@ -17,6 +17,8 @@ import shapely
 from arsim_core.engine.cones import ConeHit
 from arsim_core.engine.referee import Event
 from arsim_core.engine.world import TrackWorld
+from arsim_core.geometry import Footprint
+from arsim_core.race import footprint_polygon
 from arsim_core.track.fs import rules
 from arsim_core.track.fs.referee import AsState, MissionReferee, MissionResult
 from arsim_core.track.geometry import left_normals
@@ -50,19 +52,17 @@ def course_area(world: TrackWorld) -> shapely.Geometry:
 
 
 class MissionControl:
-    """Referees every car's run of ``world.mission``. ``half_extents`` (n, 2) are half each
-    car's footprint length and width, in ``names`` order. Cone hits count as cones down or out
-    (the engine reports them as events itself)."""
+    """Referees every car's run of ``world.mission``, by their ``footprints``. Cone hits
+    count as cones down or out (the engine reports them as events itself)."""
 
-    def __init__(self, world: TrackWorld, names: Sequence[str],
-                 half_extents: np.ndarray) -> None:
+    def __init__(self, world: TrackWorld, footprints: Mapping[str, Footprint]) -> None:
         assert world.mission is not None
         self.mission = world.mission
         self.course = course_area(world)
-        self.half = {name: half_extents[i] for i, name in enumerate(names)}
+        self.footprints = dict(footprints)
         self.referees: dict[str, MissionReferee] = {}
         self._off: set[str] = set()
-        self.restart(names, 0.0)
+        self.restart(self.footprints, 0.0)
 
     def restart(self, names: Iterable[str], time_s: float) -> None:
         """A fresh run for ``names``, in AS Ready from ``time_s``."""
@@ -105,7 +105,7 @@ class MissionControl:
         for hit in hits:
             referee.cone_down(hit.index)
         events.extend(self._course(name, referee, pose))
-        half_length = self.half[name][0]
+        half_length = self.footprints[name].length / 2.0
         x, y, yaw = pose
         referee.update(time_s, x + half_length * np.cos(yaw), y + half_length * np.sin(yaw),
                        speed)
@@ -120,7 +120,7 @@ class MissionControl:
     def _course(self, name: str, referee: MissionReferee,
                 pose: tuple[float, float, float]) -> list[Event]:
         """Off course (once per excursion), or off the track entirely."""
-        footprint = footprint_polygon(pose, self.half[name])
+        footprint = footprint_polygon(pose, self.footprints[name])
         if self.course.intersects(footprint):
             self._off.discard(name)
             return []
@@ -132,15 +132,6 @@ class MissionControl:
         referee.off_course()
         return [Event(name, OFF_COURSE, f'{name} went off course: OC '
                                         f'{referee.result.off_courses}')]
-
-
-def footprint_polygon(pose: tuple[float, float, float], half: np.ndarray) -> shapely.Polygon:
-    """The car's footprint rectangle at ``pose`` (x, y, yaw of its centre)."""
-    x, y, yaw = pose
-    cos, sin = np.cos(yaw), np.sin(yaw)
-    corners = np.array([[1, 1], [1, -1], [-1, -1], [-1, 1]]) * half
-    world = corners @ np.array([[cos, sin], [-sin, cos]]) + (x, y)
-    return shapely.Polygon(world)
 
 
 def as_results(results: Mapping[str, MissionResult]) -> str:

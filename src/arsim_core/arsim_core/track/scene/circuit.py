@@ -1,4 +1,5 @@
-"""Scenery of a full-scale circuit: grandstands, fences, buildings, trees, poles and signs.
+"""Scenery of a full-scale circuit: grandstands, fences, buildings, trees, poles and signs,
+and catch-fence posts lining both sides of the track.
 
 Counts follow the track's length (so Spa gets more than a kart track) times ``density``.
 Everything is proposed in batches near the track and kept only where it clears the
@@ -20,6 +21,7 @@ from arsim_core.track.scene.placement import Placer, near_track
 STRAIGHT_RADIUS = 600.0  # m: a stretch curving less than this is a straight
 MIN_STRAIGHT = 120.0  # m, the shortest straight that gets a grandstand
 CORNER_RADIUS = 150.0  # m: a corner tighter than this gets distance boards before it
+POST_SPACING = (2.5, 5.0)  # m, range of the gaps between catch-fence posts
 
 
 def _share(want: int, sel: np.ndarray) -> int:
@@ -233,6 +235,30 @@ def _distance_boards(track: Track, placer: Placer, margin: float, density: float
     return placer.place(boards, clearance=0.3)
 
 
+def fence_posts(track: Track, placer: Placer, margin: float, density: float,
+                rng: np.random.Generator) -> list[Instances]:
+    """Catch-fence posts just beyond the margin on both sides, at irregular gaps.
+
+    Barriers along a straight are smooth walls, degenerate for scan matching; real circuits
+    line them with the posts of debris fences, whose uneven spacing gives a LiDAR odometry
+    something to lock on to along the track.
+    """
+    if density <= 0:
+        return []
+    gaps = rng.uniform(*POST_SPACING, int(track.length / POST_SPACING[0] / density) + 1)
+    out = []
+    for side in (1.0, -1.0):
+        at = np.cumsum(rng.permutation(gaps) / density)
+        at = at[at < track.length]
+        idx = np.minimum(np.searchsorted(track.s, at), track.s.size - 1)
+        dist = margin + rng.uniform(0.3, 0.8, idx.size)
+        xy = _beside(track, idx, np.full(idx.size, side), dist)
+        posts = assemble(outdoor.fence_post(rng.uniform(3.0, 4.5, idx.size)), xy,
+                         track.heading[idx])
+        out.append(placer.place(posts, clearance=0.1))
+    return out
+
+
 def build_circuit(track: Track, placer: Placer, margin: float, density: float,
                   outer: BaseGeometry, rngs: list[np.random.Generator]) -> list[Instances]:
     """All objects of the circuit scenery; nothing at ``density`` 0."""
@@ -244,4 +270,5 @@ def build_circuit(track: Track, placer: Placer, margin: float, density: float,
     out += buildings(track, placer, margin, int(round(1.2 * per_100m)), rngs[2])
     out += trees(track, placer, margin, int(round(12.0 * per_100m)), rngs[3])
     out += poles_and_signs(track, placer, margin, density, rngs[4])
+    out += fence_posts(track, placer, margin, density, rngs[5])
     return [o for o in out if len(o)]

@@ -125,3 +125,10 @@ def fence_panel(length: np.ndarray, height: np.ndarray) -> list[PartSpec]:
     panel = unit_box(LABEL_SCENERY_OBJECT)
     return [(panel, _stack(length, 0.05, height, k=k), _zero(k)),
             (panel, _stack(0.1, 0.1, height + 0.15, k=k), _stack(-0.5 * length, 0.0, 0.0, k=k))]
+
+
+def fence_post(height: np.ndarray) -> list[PartSpec]:
+    """Catch-fence posts, 0.2 m square: the mesh between them is left out, as a LiDAR sees
+    through most of it."""
+    k = height.shape[0]
+    return [(unit_box(LABEL_SCENERY_STRUCTURE), _stack(0.2, 0.2, height, k=k), _zero(k))]

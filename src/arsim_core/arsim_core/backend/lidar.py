@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.backend import sweep
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
@@ -64,15 +65,26 @@ class RangeModel:
     def measure(self, hits: Hits) -> Returns:
         """A miss (label NONE, infinite distance, zero cosine) gets zero intensity and
         reflectivity through the tables, with no masks."""
-        ranges = hits.distance.astype(np.float32)  # a copy, changed in place below
-        if self.noise_std > 0.0:
-            ranges += self.rng.standard_normal(ranges.shape, np.float32) \
-                * np.float32(self.noise_std)
-        clamped = np.maximum(ranges, np.float32(1.0))
-        intensity = _INTENSITY_GAIN[hits.label] * hits.cosine / (clamped * clamped)
-        reflectivity = _REFLECTIVITY_PERCENT[hits.label]
-        ranges[ranges > self.range_max] = np.inf
-        ranges[ranges < self.range_min] = -np.inf
+        noise = self.rng.standard_normal(hits.distance.shape, np.float32) \
+            if self.noise_std > 0.0 else _NONE
+        if sweep.ENABLED:
+            ranges = np.empty(hits.distance.shape, np.float32)
+            intensity = np.empty(hits.distance.shape, np.float32)
+            reflectivity = np.empty(hits.distance.shape, np.uint16)
+            sweep.measure(hits.distance.reshape(-1), hits.label.reshape(-1),
+                          hits.cosine.reshape(-1), noise.reshape(-1),
+                          np.float32(self.noise_std), np.float32(self.range_min),
+                          np.float32(self.range_max), _INTENSITY_GAIN, _REFLECTIVITY_PERCENT,
+                          ranges.reshape(-1), intensity.reshape(-1), reflectivity.reshape(-1))
+        else:
+            ranges = hits.distance.astype(np.float32)  # a copy, changed in place below
+            if self.noise_std > 0.0:
+                ranges += noise * np.float32(self.noise_std)
+            clamped = np.maximum(ranges, np.float32(1.0))
+            intensity = _INTENSITY_GAIN[hits.label] * hits.cosine / (clamped * clamped)
+            reflectivity = _REFLECTIVITY_PERCENT[hits.label]
+            ranges[ranges > self.range_max] = np.inf
+            ranges[ranges < self.range_min] = -np.inf
         if self.dropout > 0.0:
             dropped = self.rng.random(ranges.shape, np.float32) < self.dropout
             ranges[dropped] = np.nan
@@ -348,6 +360,28 @@ class Lidar3D:
         rotates per column."""
         return np.ascontiguousarray(self.local_directions.transpose(1, 2, 0), dtype=np.float32)
 
+    def _rays(self, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each column's origin (columns, 3) and ray directions (channels, columns, 3), float32,
+        in the world, from the car's pose at the column's time."""
+        if sweep.ENABLED:
+            origins = np.empty((len(poses), 3), np.float32)
+            directions = np.empty(self.local_directions.shape, np.float32)
+            sweep.column_rays(poses, self.mount_position, self.mount_rotation,
+                              self._local_directions, origins, directions)
+            return origins, directions
+        car_rotation = _rotations(poses)
+        origins = (poses[:, :3] + car_rotation @ self.mount_position).astype(np.float32)
+        sensor_rotation = (car_rotation @ self.mount_rotation).astype(np.float32)
+        # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
+        directions = np.ascontiguousarray(
+            np.matmul(sensor_rotation, self._column_directions).transpose(2, 0, 1))
+        return origins, directions
+
+    @cached_property
+    def _local_directions(self) -> np.ndarray:
+        """``local_directions`` as float32, the compiled sweep's input."""
+        return np.ascontiguousarray(self.local_directions, dtype=np.float32)
+
     def revolution_start(self, time_ns: int) -> int:
         """Start of the last revolution completed by ``time_ns`` (the cloud's stamp)."""
         return max(0, (time_ns // self.period_ns - 1) * self.period_ns)
@@ -357,12 +391,7 @@ class Lidar3D:
         start = self.revolution_start(ctx.time_ns)
         times = start + self.column_offsets_ns
         poses = timeline.pose_at(self.car, times)
-        car_rotation = _rotations(poses)
-        origins = (poses[:, :3] + car_rotation @ self.mount_position).astype(np.float32)
-        sensor_rotation = (car_rotation @ self.mount_rotation).astype(np.float32)
-        # (columns, 3, 3) @ (columns, 3, channels) -> directions (channels, columns, 3)
-        directions = np.ascontiguousarray(
-            np.matmul(sensor_rotation, self._column_directions).transpose(2, 0, 1))
+        origins, directions = self._rays(poses)
         world = ctx.world
         # The track stands still: one cast for the whole revolution (each channel row cycles
         # through the columns' origins). The other cars are cast per frame, each group of

@@ -79,7 +79,6 @@ class Timeline:
             return np.broadcast_to(track[0], (len(times_ns), 6)).copy()
         k = np.clip(np.searchsorted(times, times_ns, side='right') - 1, 0, len(times) - 2)
         weight = np.clip((times_ns - times[k]) / (times[k + 1] - times[k]), 0.0, 1.0)[:, None]
-        start, end = track[k], track[k + 1]
-        delta = end - start
-        delta[:, 3:] = _wrap(delta[:, 3:])
-        return start + weight * delta
+        steps = np.diff(track, axis=0)  # frame to frame, wrapped once per frame, not per time
+        steps[:, 3:] = _wrap(steps[:, 3:])
+        return track[k] + weight * steps[k]

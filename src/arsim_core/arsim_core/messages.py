@@ -21,6 +21,10 @@ import numpy as np
 
 from arsim_core import protocol
 from arsim_core.backend import wire
+from arsim_core.backend.appearance import DEFAULT as DEFAULT_APPEARANCE
+from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
+from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
+from arsim_core.backend.appearance import Appearance
 from arsim_core.backend.shapes import Pose
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import Footprint
@@ -171,7 +175,7 @@ class CarSettings(_Body):
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class InitialSettings(_Body):
     """The InitialSettings request: the cars with their sensors, the step, the noise seed,
-    whether cars see each other, and the track."""
+    whether cars see each other, the cameras' appearance, and the track."""
 
     TOPIC: ClassVar[str] = protocol.INITIAL_SETTINGS
     track: TrackRequest
@@ -180,11 +184,13 @@ class InitialSettings(_Body):
     seed: int = 0
     cars_visible: bool = True
     world_frame: str = ''
+    appearance: Appearance = DEFAULT_APPEARANCE
 
     def to_wire(self) -> Wire:
         track = self.track.to_wire()
         return Wire({'world_frame': self.world_frame, 'frame_period_ns': self.frame_period_ns,
                      'seed': self.seed, **track.header, 'cars_visible': self.cars_visible,
+                     'appearance': self.appearance.to_wire(),
                      'cars': [car.to_wire() for car in self.cars]}, track.arrays)
 
     @classmethod
@@ -212,7 +218,27 @@ class InitialSettings(_Body):
             seed=wire.integer(header, 'seed', 'header', 0, wire.MAX_SEED, 0),
             cars_visible=wire.flag(header, 'cars_visible', 'header', True),
             world_frame=wire.text(header, 'world_frame', 'header', default=''),
+            appearance=_appearance(header),
             track=TrackRequest.from_wire(message))
+
+
+def _appearance(header: Mapping[str, Any]) -> Appearance:
+    """The optional ``appearance`` object: each key a number within its limits, absent keys
+    (and an absent object, from an older peer) their defaults; keys it does not know are left
+    for newer peers."""
+    given = header.get('appearance', {})
+    if not isinstance(given, dict):
+        msg = f'header: key \'appearance\' must be an object of numbers, got {wire.show(given)}'
+        raise ProtocolError(msg)
+    values: dict[str, Any] = {}
+    for key, (low, high, open_low) in APPEARANCE_LIMITS.items():
+        default = getattr(DEFAULT_APPEARANCE, key)
+        if key in APPEARANCE_INTEGERS:
+            values[key] = wire.integer(given, key, 'appearance', int(low), int(high), default)
+        else:
+            values[key] = wire.number(given, key, 'appearance', low, high, default,
+                                      open_low=open_low)
+    return Appearance(**values)
 
 
 class ListedSensor(NamedTuple):

@@ -2,8 +2,8 @@
 
 Images are rasterised with OpenGL (``raster.GLRenderer``: headless EGL, llvmpipe on a CPU, the
 GPU when there is one). Where no EGL context can be made, ``RayRenderer`` casts one Embree ray
-per pixel instead: the same geometry, depth and labels, about ten times slower, shaded by the
-angle of incidence instead of a fixed light.
+per pixel instead: the same geometry, depth and labels, about ten times slower, lit and
+textured by the same model (``appearance``), other cars drawn as their boxes.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arsim_core.backend.appearance import DEFAULT, Appearance
 from arsim_core.backend.outputs import Context, Output, Rendered
 from arsim_core.backend.raster import View, seed_of
+from arsim_core.backend.ray_shading import TrackSurfaces, shade, with_cars
 from arsim_core.backend.scene import World
 from arsim_core.backend.shapes import Pose
 from arsim_core.geometry import Footprint, rotation_matrix
@@ -33,6 +35,11 @@ class Renderer(Protocol):
 
     def set_track(self, vertices: np.ndarray, triangles: np.ndarray,
                   triangle_labels: np.ndarray) -> None: ...
+
+    def set_appearance(self, appearance: Appearance) -> None:
+        """Light, sky and textures of the frames from now on (InitialSettings'
+        ``appearance``)."""
+        ...
 
     def render(self, key: tuple[str, str], view: View,
                boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]: ...
@@ -106,41 +113,48 @@ class Camera:
 
 
 class RayRenderer:
-    """One ray per pixel through ``World.cast``: the fallback where OpenGL is unavailable."""
+    """One ray per pixel: the fallback where OpenGL is unavailable."""
 
     name = 'rays'
 
-    def __init__(self, world_of: Any) -> None:
-        self._world_of = world_of  # callable returning the current World
+    def __init__(self, world_of: Any, appearance: Appearance = DEFAULT) -> None:
+        self._world_of = world_of  # callable returning the current World (for the cars)
         self._rays: dict[tuple[str, str], np.ndarray] = {}
         self._rng = np.random.default_rng(0)
+        self._track: TrackSurfaces | None = None
+        self.appearance = appearance
 
     def set_track(self, vertices: np.ndarray, triangles: np.ndarray,
                   triangle_labels: np.ndarray) -> None:
-        """Nothing to do: rays are cast into the backend's World."""
+        self._track = TrackSurfaces(vertices, triangles, triangle_labels)
+
+    def set_appearance(self, appearance: Appearance) -> None:
+        self.appearance = appearance
 
     def render(self, key: tuple[str, str], view: View,
                boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]:
-        world: World = self._world_of()
+        if self._track is None:
+            world: World = self._world_of()
+            self.set_track(world.vertices, world.triangles, world.triangle_labels)
+        assert self._track is not None
         rays = self._rays.get(key)
         if rays is None or rays.shape[:2] != (view.height, view.width):
             rays = self._rays[key] = view.intrinsics.pixel_directions()
         optical_to_world = np.linalg.inv(view.world_to_optical)
         directions = (rays.reshape(-1, 3) @ optical_to_world[:3, :3].T).astype(np.float32)
         z = rays[..., 2].reshape(-1)
-        far = view.far
-        obstacles = world.boxes(boxes)
-        hits = world.cast(optical_to_world[None, :3, 3], directions, far / float(z.min()),
-                          obstacles)
+        far, origin = view.far, optical_to_world[:3, 3]
+        reach = far / float(z.min())
+        appearance = self.appearance
+        hits = with_cars(self._track.cast(origin, directions, reach, appearance),
+                         self._world_of().boxes(boxes), origin, directions, reach, appearance)
         depth = hits.distance * z
         missed = ~(depth <= far)
         images: dict[str, np.ndarray] = {}
         shape = (view.height, view.width)
         if 'rgb' in view.outputs:
-            base = np.asarray(labels.color_table() + [labels.SKY_COLOR], np.float32)
-            row = np.where(missed, 256, hits.label.astype(np.intp))  # 256 overflows uint8
-            color = base[row] * np.where(
-                missed, 1.0, 0.45 + 0.55 * hits.cosine)[:, None]
+            color = shade(hits, origin, directions, np.where(missed, np.inf, depth),
+                          view.intrinsics.fx, appearance)
             if view.color_noise > 0.0:
                 color = color + self._rng.standard_normal(color.shape, np.float32) \
                     * np.float32(view.color_noise / 255.0)

@@ -82,6 +82,8 @@ class EmbeddedBackend:
         """The camera renderer, made (and given the track) on first use."""
         if self._renderer is None:
             self._renderer = make_renderer(lambda: self.world)
+            if self.settings is not None:
+                self._renderer.set_appearance(self.settings.appearance)
             if self.world is not None:
                 self._renderer.set_track(self.world.vertices, self.world.triangles,
                                          self.world.triangle_labels)
@@ -112,6 +114,8 @@ class EmbeddedBackend:
         self._load_track(settings.track)
         self.sensors, self.computed = sensors, computed
         self.settings = settings
+        if self._renderer is not None:
+            self._renderer.set_appearance(settings.appearance)
         self._plans.clear()
         self.seed = seed
         self.frame_period_ns = frame_period

@@ -13,7 +13,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from arsim_core.config.fields import Section, load_section, merge
+from arsim_core.backend.appearance import FIXED_DEFAULT as DEFAULT_APPEARANCE
+from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
+from arsim_core.backend.appearance import KEYS as APPEARANCE_KEYS
+from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
+from arsim_core.backend.appearance import AppearanceRanges
+from arsim_core.config.fields import Section, describe_number, load_section, merge
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
@@ -139,6 +144,7 @@ class Scenario:
     recording: RecordingSettings
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
+    appearance: AppearanceRanges = DEFAULT_APPEARANCE  # cameras' light, sky and textures
 
     @property
     def frame_period_ns(self) -> int:
@@ -175,7 +181,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     file = load_section(path)
     root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
-                         'race', 'view', 'recording', 'topic_map', 'cars'})
+                         'race', 'view', 'recording', 'topic_map', 'cars', 'appearance'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -222,7 +228,8 @@ def load_scenario(path: str | Path, resources: str | Path,
         race=RaceSettings(sectors=_sectors(race)),
         view=_view(root.section('view', {})),
         recording=_recording(root.section('recording', {})),
-        topic_map=topic_map, cars=cars)
+        topic_map=topic_map, cars=cars,
+        appearance=_appearance(root.section('appearance', {})))
 
 
 def _auto_boolean(section: Section, key: str, auto: bool) -> bool:
@@ -322,6 +329,35 @@ def _recording(recording: Section) -> RecordingSettings:
         max_bag_duration_s=recording.number('max_bag_duration_s', minimum=0.0,
                                             exclusive_minimum=True)
         if recording.has('max_bag_duration_s') else None)
+
+
+def _appearance(section: Section) -> AppearanceRanges:
+    """The cameras' appearance: per key a number or a range [low, high] drawn once per run
+    (``AppearanceRanges.draw``), each within the key's limits."""
+    section.reject_unknown({*APPEARANCE_KEYS, 'seed'})
+    ranges = {key: _appearance_range(section, key) for key in APPEARANCE_KEYS
+              if section.has(key)}
+    return AppearanceRanges(ranges, section.integer('seed', 0, minimum=0))
+
+
+def _appearance_range(section: Section, key: str) -> tuple[float, float]:
+    """``key`` as (low, high): a number gives equal ends."""
+    low, high, open_low = APPEARANCE_LIMITS[key]
+    integer = key in APPEARANCE_INTEGERS
+    what = f'an integer in [{low}, {high}]' if integer else describe_number(
+        low, high, exclusive_minimum=open_low)
+    value = section.raw(key)
+    ends = value if isinstance(value, list) and len(value) == 2 else [value]
+
+    def fits(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int if integer else (int, float)):
+            return False
+        return (v > low if open_low else v >= low) and v <= high
+
+    if not all(fits(v) for v in ends) or ends[0] > ends[-1]:
+        section.fail(f'expected {what}, or a range [low, high] of them (low <= high), '
+                     f'got {value!r}', key)
+    return float(ends[0]), float(ends[-1])
 
 
 def _bag_version(recording: Section) -> int:

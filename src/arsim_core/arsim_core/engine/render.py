@@ -29,11 +29,13 @@ RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
 
 def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> InitialSettings:
-    """The InitialSettings request for ``scenario`` on ``world``."""
+    """The InitialSettings request for ``scenario`` on ``world``; the run's ``seed`` seeds the
+    sensors' noise and, with the scenario's own, the draw of its appearance ranges."""
     return InitialSettings(
         world_frame=scenario.topic_map.world_frame,
         frame_period_ns=scenario.frame_period_ns,
         seed=seed,
+        appearance=scenario.appearance.draw(seed),
         track=world.track_request(),
         cars_visible=scenario.collisions.cars_visible,
         cars=tuple(CarSettings(car.name, car.profile.footprint,

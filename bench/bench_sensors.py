@@ -4,12 +4,15 @@ Each configuration is one F1TENTH car whose profile carries the listed sensors, 
 due at every frame (frame rate = sensor rate = 20 Hz), synchronous and as fast as the machine
 allows, no driver waited for. The figure is frames per wall second as seen by a subscriber in
 another process: the messages it received on the slowest of the car's sensor topics (every
-image with its CameraInfo) divided by the wall time. AR-Sim reported, on an i7 with a GTX 1050,
+image with its CameraInfo) divided by the wall time, in the default scenario's scene (the hall
+around arsim_ring); ``--scene none`` measures the bare track instead, the baseline the scenery
+is compared with. AR-Sim reported, on an i7 with a GTX 1050,
 140, 93, 58, 33, 84, 63, 28 and 33 Hz for these rows.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import subprocess
@@ -76,7 +79,7 @@ def topics(sensors: dict[str, dict]) -> list[str]:
 
 
 def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
-            backend: dict | None = None) -> dict:
+            backend: dict | None = None, scene: str | None = None) -> dict:
     """Run one configuration (on the scenario's ``backend`` settings, default the embedded
     backend); the subscriber's JSON result."""
     with tempfile.TemporaryDirectory(prefix='arsim-bench-sensors-') as tmp:
@@ -88,7 +91,8 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
         sim = Simulation(Path(tmp) / 'sim', {
             'simulation': {'frame_rate_hz': RATE_HZ, 'wait_for_drivers': False},
             'cars': [{'name': 'ego', 'profile': str(path)}],
-            **({'backend': backend} if backend else {})})
+            **({'backend': backend} if backend else {}),
+            **({'track': {'scene': scene}} if scene else {})})
         sim.start()
         try:
             counter = subprocess.run(
@@ -104,10 +108,11 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
             sim.stop()
 
 
-def run(names: list[str] | None = None) -> list[tuple[str, float, str]]:
+def run(names: list[str] | None = None, scene: str | None = None
+        ) -> list[tuple[str, float, str]]:
     figures = []
     for name in names or list(CONFIGS):
-        result = measure(name, CONFIGS[name])
+        result = measure(name, CONFIGS[name], scene=scene)
         hz = min(t['hz'] for t in result['topics'].values())
         print(f'[bench] arsim_rate_{name}: {hz:.1f} Hz (AR-Sim {AR_SIM_HZ[name]} Hz, '
               f'x{hz / AR_SIM_HZ[name]:.1f}); {result}', file=sys.stderr, flush=True)
@@ -116,5 +121,12 @@ def run(names: list[str] | None = None) -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for figure, value, unit in run(sys.argv[1:] or None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('rows', nargs='*', help=f'some of {", ".join(CONFIGS)} (default: all)')
+    parser.add_argument('--scene', help='the track\'s scene (hall, circuit, none, auto)')
+    args = parser.parse_args()
+    unknown = sorted(set(args.rows) - set(CONFIGS))
+    if unknown:
+        parser.error(f'unknown rows: {", ".join(unknown)}')
+    for figure, value, unit in run(args.rows or None, args.scene):
         print(f'BENCH {figure} {value:.4g} {unit}', flush=True)

@@ -53,7 +53,6 @@ COLORS = MappingProxyType({ROAD: (0.33, 0.33, 0.35), BARRIER: (0.92, 0.92, 0.92)
                            SCENERY_VEGETATION: (0.1, 0.3, 0.08),
                            SCENERY_OBJECT: (0.45, 0.3, 0.18)})
 DEFAULT_COLOR = (0.6, 0.6, 0.6)
-SKY_COLOR = (0.62, 0.76, 0.92)
 
 
 def reflectivity_table(size: int = 256) -> list[float]:

@@ -90,14 +90,18 @@ def drive(sim: Simulation, mission: Mission, tmp_path: Path, timeout_s: float,
         path = tmp_path / 'path.csv'
         path.write_text('# x_m,y_m\n' + ''.join(f'{x},{y}\n' for x, y in mission.path))
         args += ['--path', str(path)]
-    driver = driver_process(DRIVER, sim.domain_id, *args)
+    # Subscribed before the driver starts: once it drives, the go signal may come within a
+    # second, and a latched topic gives a late subscriber only its last state.
     watcher = Watcher(sim)
     try:
-        ended = watcher.wait_until_ended(timeout_s)
-        assert ended, f'{watcher.ego}\n{sim.log}'
+        driver = driver_process(DRIVER, sim.domain_id, *args)
+        try:
+            ended = watcher.wait_until_ended(timeout_s)
+            assert ended, f'{watcher.ego}\n{sim.log}'
+        finally:
+            stop_process(driver)
     finally:
         watcher.probe.close()
-        stop_process(driver)
     return watcher
 
 

@@ -24,6 +24,7 @@ try:
 except ImportError:  # running from a source checkout without the workspace sourced
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'src' / 'arsim_core'))
 
+from arsim_core._jit import NUMBA_ENABLED  # noqa: E402
 from arsim_core.dynamics import (  # noqa: E402
     F1TENTH,
     CarParameters,
@@ -33,7 +34,6 @@ from arsim_core.dynamics import (  # noqa: E402
     VehicleModel,
     resolve_model,
 )
-from arsim_core.dynamics._jit import NUMBA_ENABLED  # noqa: E402
 
 DT = 0.025  # one /clock tick of the dynamics node [s]
 #: Physics rate per model [Hz]: 200 Hz for KS/ST (default profile); STD needs ~1 kHz.

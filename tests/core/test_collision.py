@@ -21,7 +21,7 @@ import pytest
 import shapely
 
 import arsim_core
-from arsim_core.dynamics._jit import NUMBA_ENABLED, python_function
+from arsim_core._jit import NUMBA_ENABLED, python_function
 from arsim_core.geometry import Footprint
 from arsim_core.race import (
     BARRIER,
@@ -499,7 +499,7 @@ def test_python_kernel_matches_compiled(ring: Track, ring_world: CollisionWorld)
 PURE_PYTHON_SCRIPT = '''
 import json, sys
 import numpy as np
-from arsim_core.dynamics._jit import NUMBA_ENABLED
+from arsim_core._jit import NUMBA_ENABLED
 from arsim_core.race import CollisionWorld, footprint_contacts
 from arsim_core.track import load_track, track_mesh
 from pathlib import Path

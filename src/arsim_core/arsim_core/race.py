@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from arsim_core._jit import kernel
 from arsim_core.config.scenario import CarSpec
-from arsim_core.dynamics._jit import kernel
 from arsim_core.errors import ConfigError
 from arsim_core.geometry import Footprint
 from arsim_core.sensors import labels as semantic

@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from arsim_core.dynamics._jit import kernel
+from arsim_core._jit import kernel
 from arsim_core.engine import CarRaceStatus, Engine, Frame, InProcessRenderer
 from arsim_core.engine.randomization import Draw, Randomization
 from arsim_core.policies import FollowTheGap, PurePursuit

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arsim_core._jit import kernel
 from arsim_core.backend.raycast import check_origins
 from arsim_core.backend.shapes import Hits, Pose
-from arsim_core.dynamics._jit import kernel
 from arsim_core.geometry import Footprint
 from arsim_core.sensors.labels import CAR, NONE
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from arsim_core.dynamics._jit import NUMBA_ENABLED, kernel
+from arsim_core._jit import NUMBA_ENABLED, kernel
 
 ENABLED = NUMBA_ENABLED
 

@@ -10,8 +10,8 @@ Pure Python (numba optional), no ROS imports. Typical use::
     x, y, yaw = car.pose
 """
 
+from .._jit import NUMBA_ENABLED
 from . import constraints, integrators
-from ._jit import NUMBA_ENABLED
 from .base import VehicleModel
 from .config import FOREIGN_KEYS, VehicleConfig, load_vehicle_config, load_vehicle_config_file
 from .controllers import ControllerGains, SpeedGains, SteeringGains

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._jit import NUMBA_ENABLED
+from .._jit import NUMBA_ENABLED
 from .params import CarParameters, pack, pack_array
 
 #: ``rhs(x, u0, u1, p, out) -> None``: derivative into ``out``, packed parameters ``p``.

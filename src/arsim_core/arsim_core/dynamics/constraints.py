@@ -6,7 +6,7 @@ controller may ask for anything and the car still respects its steering and moto
 
 from __future__ import annotations
 
-from ._jit import kernel
+from .._jit import kernel
 
 
 @kernel

@@ -28,7 +28,7 @@ from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._jit import kernel
+from .._jit import kernel
 from .params import A_MAX, SV_MAX, SV_MIN, CarParameters
 
 # --- flat controller vector layout ---------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ._jit import NUMBA_ENABLED, kernel
+from .._jit import NUMBA_ENABLED, kernel
 from .controllers import (
     ACCEL_INPUT,
     JERK_LIMIT,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
-from ._jit import kernel
+from .._jit import kernel
 
 #: Method ids understood by the compiled ``advance`` kernels.
 EULER: Final = 0

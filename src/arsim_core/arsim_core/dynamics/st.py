@@ -43,7 +43,7 @@ import math
 from collections.abc import MutableSequence, Sequence
 from typing import ClassVar
 
-from ._jit import kernel
+from .._jit import kernel
 from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
 from .ks import kinematic_cog

@@ -45,7 +45,7 @@ import math
 from collections.abc import MutableSequence, Sequence
 from typing import ClassVar
 
-from ._jit import kernel, python_function
+from .._jit import kernel, python_function
 from .base import VehicleModel, evaluate_rhs
 from .constraints import acceleration, steering_rate
 from .params import (

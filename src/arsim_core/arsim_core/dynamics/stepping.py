@@ -14,8 +14,8 @@ from collections.abc import MutableSequence, Sequence
 
 import numpy as np
 
+from .._jit import kernel
 from . import ks, st, std
-from ._jit import kernel
 from .base import VehicleModel
 from .controllers import control
 from .integrators import RK4, all_finite, euler_update, rk4_stage, rk4_update

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ._jit import kernel
+from .._jit import kernel
 from .params import (
     P_CX1,
     P_CY1,

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .._jit import NUMBA_ENABLED, python_function
 from ..errors import ArsimError
-from ._jit import NUMBA_ENABLED, python_function
 from .base import VehicleModel
 from .config import VehicleConfig
 from .controllers import (

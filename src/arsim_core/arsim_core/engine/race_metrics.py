@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from arsim_core.dynamics._jit import kernel
+from arsim_core._jit import kernel
 from arsim_core.errors import ArsimError, ConfigError
 from arsim_core.track.geometry import arc_length, closed_length
 

@@ -6,8 +6,9 @@ so the very same source runs as plain Python when numba is missing or disabled w
 
 Compiled code is cached on disk so only the first start after an install or an edit pays the
 compile time. Numba invalidates a cached function only when *its own* file changes, but the
-kernels call each other and read index constants across modules; so the cache lives in a
-directory named after a hash of every source file of this package (``$ARSIM_NUMBA_CACHE`` or
+kernels (the vehicle models, the race metrics, the LiDAR sweep, the gym's batch step) call each
+other and read constants across modules and packages; so the cache lives in a directory named
+after a hash of every source file of ``arsim_core`` (``$ARSIM_NUMBA_CACHE`` or
 ``~/.cache/arsim/numba/<hash>``) and any edit starts a fresh one.
 """
 
@@ -37,10 +38,11 @@ NUMBA_ENABLED: bool = _numba is not None
 
 
 def _source_hash() -> str:
-    """Hash of this package's sources (and the numba version) naming the cache directory."""
+    """Hash of arsim_core's sources (and the numba version) naming the cache directory."""
     digest = hashlib.sha256(getattr(_numba, '__version__', '').encode())
-    for path in sorted(Path(__file__).parent.glob('*.py')):
-        digest.update(path.name.encode())
+    package = Path(__file__).parent
+    for path in sorted(package.rglob('*.py')):
+        digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -80,6 +80,27 @@ def curvature(points: np.ndarray) -> np.ndarray:
     return out
 
 
+def closed_moving_average(values: np.ndarray, count: int) -> np.ndarray:
+    """Each value of a closed loop averaged with its neighbours, ``count`` values in all."""
+    n = max(1, int(count))
+    kernel = np.ones(n) / n
+    padded = np.concatenate([values[-n:], values, values[:n]])
+    return np.convolve(padded, kernel, mode='same')[n:-n]
+
+
+def closed_runs(mask: np.ndarray) -> list[np.ndarray]:
+    """Index runs where ``mask`` holds on a closed loop (a run may wrap around the end)."""
+    if mask.all():
+        return [np.arange(mask.size)]
+    if not mask.any():
+        return []
+    start = int(np.flatnonzero(~mask)[0])
+    order = np.roll(np.arange(mask.size), -start)
+    rolled = mask[order]
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], rolled.astype(int), [0]])))
+    return [order[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
 def signed_area(points: np.ndarray) -> float:
     """Shoelace area of a closed polyline; positive when counter-clockwise."""
     x, y = points[:, 0], points[:, 1]

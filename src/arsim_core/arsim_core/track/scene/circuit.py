@@ -37,22 +37,7 @@ def _facing(heading: np.ndarray, side: np.ndarray) -> np.ndarray:
 def _smoothed_curvature(track: Track, window: float = 60.0) -> np.ndarray:
     """Curvature averaged over ``window`` metres of the closed track."""
     step = track.length / track.centerline.shape[0]
-    n = max(1, int(round(window / max(step, 1e-6))))
-    kernel = np.ones(n) / n
-    k = track.curvature
-    padded = np.concatenate([k[-n:], k, k[:n]])
-    return np.convolve(padded, kernel, mode='same')[n:-n]
-
-
-def _runs(mask: np.ndarray) -> list[np.ndarray]:
-    """Index runs where ``mask`` holds on a closed loop (a run may wrap around)."""
-    if mask.all():
-        return [np.arange(mask.size)]
-    start = int(np.flatnonzero(~mask)[0])
-    order = np.roll(np.arange(mask.size), -start)
-    rolled = mask[order]
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], rolled.astype(int), [0]])))
-    return [order[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+    return geometry.closed_moving_average(track.curvature, round(window / max(step, 1e-6)))
 
 
 def _outside_side(track: Track, idx: np.ndarray, outer: BaseGeometry,
@@ -76,7 +61,7 @@ def grandstands(track: Track, placer: Placer, margin: float, density: float,
     straight = np.abs(_smoothed_curvature(track)) < 1.0 / STRAIGHT_RADIUS
     step = track.length / track.centerline.shape[0]
     spots = []
-    for run in _runs(straight):
+    for run in geometry.closed_runs(straight):
         run_len = run.size * step
         if run_len < MIN_STRAIGHT:
             continue

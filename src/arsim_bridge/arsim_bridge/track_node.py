@@ -44,6 +44,7 @@ from arsim_core.track import (
     LABEL_CONE_BLUE,
     LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
+    LABEL_KERB,
     LABEL_ROAD,
     Track,
     TrackMesh,
@@ -70,6 +71,7 @@ MARKER_NAMESPACE = 'track'
 # only hide the /map display underneath it.
 MARKER_COLOURS: dict[int, tuple[float, float, float, float]] = {
     LABEL_ROAD: (0.18, 0.18, 0.2, 1.0),
+    LABEL_KERB: (0.85, 0.15, 0.12, 1.0),
     LABEL_BARRIER: (0.62, 0.62, 0.62, 1.0),
     LABEL_CONE_BLUE: (0.1, 0.3, 0.95, 1.0),
     LABEL_CONE_YELLOW: (0.98, 0.85, 0.1, 1.0),

@@ -30,7 +30,8 @@ def _srgb(linear: tuple[float, float, float]) -> Color:
 LABEL_COLORS: Mapping[int, Color] = {label: _srgb(labels.COLORS[label])
                                      for label in (labels.ROAD, labels.BARRIER, labels.CONE_BLUE,
                                                    labels.CONE_YELLOW, labels.GROUND,
-                                                   labels.CONE_ORANGE, labels.CONE_BIG_ORANGE)}
+                                                   labels.CONE_ORANGE, labels.CONE_BIG_ORANGE,
+                                                   labels.KERB)}
 GROUND_COLOR = LABEL_COLORS[labels.GROUND]
 EGO_COLOR: Color = (225, 25, 25)
 CAR_COLOR: Color = (150, 60, 225)
@@ -38,8 +39,8 @@ SCAN_COLOR: Color = (255, 140, 0)
 MARK_COLOR: Color = (20, 20, 20)
 TEXT_COLOR: Color = (255, 255, 255)
 # painted in this order, so barriers stay visible over the road and the cones next to it
-_LAYERS = (labels.GROUND, labels.ROAD, labels.CONE_BLUE, labels.CONE_YELLOW, labels.CONE_ORANGE,
-           labels.CONE_BIG_ORANGE, labels.BARRIER)
+_LAYERS = (labels.GROUND, labels.ROAD, labels.KERB, labels.CONE_BLUE, labels.CONE_YELLOW,
+           labels.CONE_ORANGE, labels.CONE_BIG_ORANGE, labels.BARRIER)
 
 
 class TopDownView:

@@ -147,6 +147,23 @@ def test_cones_wear_their_stripes_standing_and_lying(renderer) -> None:
     assert np.median(blue[:, 2]) > np.median(blue[:, 0]) + 50  # and the rest its colour
 
 
+def test_kerbs_are_red_and_white_blocks(renderer, shared_tracks: Path) -> None:
+    track = load_track(str(shared_tracks / 'tum_racetrack_database' / 'Spielberg.csv'))
+    world = TrackWorld.from_track(track, SceneSettings('none'))
+    corner = int(np.argmax(np.abs(track.curvature)))
+    side = 1.0 if track.curvature[corner] > 0 else -1.0  # the inside of the corner
+    x, y = track.left_boundary[corner] if side > 0 else track.right_boundary[corner]
+    camera = {**CAMERA, 'mount': [0.0, 0.0, 0.0, 0.0, 1.45, 0.0], 'fov': 0.8}
+    images = render(world.track_request(), (x, y, 4.0, 0.0, 0.0, track.heading[corner]),
+                    camera=camera)
+    kerb = images['semantic'] == labels.KERB
+    assert kerb.mean() > 0.1
+    pixels = images['rgb'][kerb].astype(float)
+    red = pixels[:, 0] > pixels[:, 1] + 60
+    white = (pixels.min(axis=1) > 150) & (np.ptp(pixels, axis=1) < 45)
+    assert 0.2 < red.mean() < 0.8 and 0.2 < white.mean() < 0.8, (red.mean(), white.mean())
+
+
 def test_the_car_model_stays_inside_its_footprint() -> None:
     vertices, triangles, materials = car_mesh()
     low, high = vertices.min(axis=0), vertices.max(axis=0)

@@ -57,10 +57,16 @@ class Material:
 
 
 # The texture array's layers: one per kind of surface, then one per kind of cone.
-ASPHALT, GRASS, PAINT, CONCRETE, FOLIAGE, WOOD, SMOOTH, RUBBER, CARBON = range(9)
-BLUE_CONE, YELLOW_CONE, ORANGE_CONE, BIG_ORANGE_CONE = range(9, 13)
-LAYERS = 13
+ASPHALT, GRASS, PAINT, CONCRETE, FOLIAGE, WOOD, SMOOTH, RUBBER, CARBON, KERB = range(10)
+BLUE_CONE, YELLOW_CONE, ORANGE_CONE, BIG_ORANGE_CONE = range(10, 14)
+LAYERS = 14
 _ORANGE = labels.COLORS[labels.CONE_ORANGE]
+_KERB_RED = labels.COLORS[labels.KERB]
+# A kerb's layer is red and white blocks; the material's colour is their mean, which is what a
+# kerb fades to in the distance.
+_KERB_MEAN: Color = (0.5 * (_KERB_RED[0] + WHITE[0]), 0.5 * (_KERB_RED[1] + WHITE[1]),
+                     0.5 * (_KERB_RED[2] + WHITE[2]))
+KERB_BLOCK_M = 1.0  # [m] the side of a kerb's red or white block
 #: Every material, by the index meshes carry per vertex.
 MATERIALS: tuple[Material, ...] = (
     Material(ASPHALT, labels.COLORS[labels.ROAD], 2.0),  # 0 road
@@ -81,6 +87,7 @@ MATERIALS: tuple[Material, ...] = (
     Material(ORANGE_CONE, _ORANGE, 0.5, Stripes(((0.3, 0.42), (0.56, 0.68)))),  # 12
     Material(BIG_ORANGE_CONE, _ORANGE, 0.5, Stripes(((0.26, 0.4), (0.54, 0.66)))),  # 13
     Material(SMOOTH, labels.DEFAULT_COLOR, 1.0),  # 14 any other class
+    Material(KERB, _KERB_MEAN, 2.0 * KERB_BLOCK_M),  # 15 kerbs
 )
 CAR_PAINT, TYRE, WING, WINDOW, DEFAULT_MATERIAL = 6, 7, 8, 9, 14
 _FREQUENCY = np.array([1.0 / m.scale_m for m in MATERIALS])
@@ -88,7 +95,8 @@ _STRIPED = np.array([m.stripes is not None for m in MATERIALS])
 _BY_LABEL = {labels.ROAD: 0, labels.GROUND: 1, labels.BARRIER: 2,
              labels.SCENERY_STRUCTURE: 3, labels.SCENERY_VEGETATION: 4,
              labels.SCENERY_OBJECT: 5, labels.CAR: CAR_PAINT, labels.CONE_BLUE: 10,
-             labels.CONE_YELLOW: 11, labels.CONE_ORANGE: 12, labels.CONE_BIG_ORANGE: 13}
+             labels.CONE_YELLOW: 11, labels.CONE_ORANGE: 12, labels.CONE_BIG_ORANGE: 13,
+             labels.KERB: 15}
 #: The material of each class id (256 entries).
 LABEL_MATERIAL = np.array([_BY_LABEL.get(label, DEFAULT_MATERIAL) for label in range(256)],
                           np.uint8)
@@ -211,6 +219,15 @@ def _carbon(rng: np.random.Generator) -> np.ndarray:
     return _grey(1.0 + 0.25 * weave + 0.05 * _noise(rng, 0.2))
 
 
+def _kerb(rng: np.random.Generator) -> np.ndarray:
+    """Red and white blocks, two a tile each way, in world x and y (so they alternate along a
+    kerb whichever way it runs), with a little wear."""
+    half = np.arange(SIZE) < SIZE // 2
+    white = half[:, None] ^ half[None, :]
+    pattern = np.where(white[..., None], np.asarray(WHITE), np.asarray(_KERB_RED))
+    return pattern * (1.0 + 0.04 * _noise(rng, 0.3))[..., None]
+
+
 def _cone(color: Color, stripes: Stripes) -> np.ndarray:
     """A cone's layer: its colour with the stripes across the rows (row 0 at the base), the
     same along them. Stripes are the rules' whatever the contrast."""
@@ -222,7 +239,7 @@ def _cone(color: Color, stripes: Stripes) -> np.ndarray:
 
 
 _MAKERS: Sequence[Callable[[np.random.Generator], np.ndarray]] = (
-    _asphalt, _grass, _paint, _concrete, _foliage, _wood, _smooth, _rubber, _carbon)
+    _asphalt, _grass, _paint, _concrete, _foliage, _wood, _smooth, _rubber, _carbon, _kerb)
 
 
 # --- cones -------------------------------------------------------------------------------------

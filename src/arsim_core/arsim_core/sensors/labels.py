@@ -21,6 +21,7 @@ CONE_BIG_ORANGE = 7  # Formula Student big orange cone (start, finish and timeke
 SCENERY_STRUCTURE = 8  # scenery around a track: walls, buildings, grandstands, pillars, doors
 SCENERY_VEGETATION = 9  # scenery: trees and bushes
 SCENERY_OBJECT = 10  # scenery: furniture, clutter, fences, poles and signs
+KERB = 11  # the red and white kerbs at the corners of full-scale circuits (drivable)
 NONE = 255
 
 CONES = (CONE_BLUE, CONE_YELLOW, CONE_ORANGE, CONE_BIG_ORANGE)
@@ -32,16 +33,16 @@ NAMES = MappingProxyType({ROAD: 'road', BARRIER: 'barrier', CONE_BLUE: 'cone_blu
                           CONE_ORANGE: 'cone_orange', CONE_BIG_ORANGE: 'cone_big_orange',
                           SCENERY_STRUCTURE: 'scenery_structure',
                           SCENERY_VEGETATION: 'scenery_vegetation',
-                          SCENERY_OBJECT: 'scenery_object', NONE: 'none'})
+                          SCENERY_OBJECT: 'scenery_object', KERB: 'kerb', NONE: 'none'})
 
 # Diffuse reflectivity at the LiDAR's wavelength, 0..1 (asphalt ~0.1, painted barriers and
 # car bodies ~0.5, cones carry retro-reflective tape, which Ouster reports above 100).
 # Scenery: concrete and plaster ~0.35, foliage bright in the near infrared ~0.45, painted
-# objects ~0.5 (unity/Assets/Arsim/Core/Labels.cs holds the same table).
+# objects and kerbs ~0.5 (unity/Assets/Arsim/Core/Labels.cs holds the same table).
 REFLECTIVITY = MappingProxyType({ROAD: 0.12, BARRIER: 0.6, CONE_BLUE: 1.5, CONE_YELLOW: 1.5,
                                  GROUND: 0.25, CAR: 0.5, CONE_ORANGE: 1.5,
                                  CONE_BIG_ORANGE: 1.5, SCENERY_STRUCTURE: 0.35,
-                                 SCENERY_VEGETATION: 0.45, SCENERY_OBJECT: 0.5})
+                                 SCENERY_VEGETATION: 0.45, SCENERY_OBJECT: 0.5, KERB: 0.5})
 DEFAULT_REFLECTIVITY = 0.3  # a label not listed above
 
 # Camera colours, linear RGB 0..1, before shading.
@@ -51,7 +52,7 @@ COLORS = MappingProxyType({ROAD: (0.33, 0.33, 0.35), BARRIER: (0.92, 0.92, 0.92)
                            CONE_ORANGE: (0.95, 0.35, 0.03), CONE_BIG_ORANGE: (0.95, 0.35, 0.03),
                            SCENERY_STRUCTURE: (0.55, 0.53, 0.5),
                            SCENERY_VEGETATION: (0.1, 0.3, 0.08),
-                           SCENERY_OBJECT: (0.45, 0.3, 0.18)})
+                           SCENERY_OBJECT: (0.45, 0.3, 0.18), KERB: (0.8, 0.1, 0.08)})
 DEFAULT_COLOR = (0.6, 0.6, 0.6)
 
 

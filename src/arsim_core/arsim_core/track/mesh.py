@@ -24,6 +24,7 @@ from arsim_core.track.model import (
     LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
+    LABEL_KERB,
     LABEL_ROAD,
     Cones,
     Track,
@@ -172,6 +173,59 @@ def _strip(left: np.ndarray, right: np.ndarray, z: float) -> tuple[np.ndarray, n
     return verts, _face_up(verts, tris)
 
 
+KERB_ROAD_WIDTH = 6.0  # m: a road this wide (median) is a full-scale circuit's, with kerbs
+KERB_WIDTH = 1.0  # m, from the road edge inwards (at most a fifth of the road)
+KERB_HEIGHT = 0.02  # m above the road: a kerb is a slab a camera sees clear of the asphalt
+KERB_RADIUS = 150.0  # m: where the track curves tighter than this, both edges get kerbs...
+KERB_WINDOW = 30.0  # m ...its curvature averaged over this much track...
+KERB_RUN_ON = 15.0  # m ...and the kerbs reach this far before and after the corner
+
+
+def has_kerbs(track: Track) -> bool:
+    """Whether the track is a full-scale circuit, whose corners get kerbs: a wide road and no
+    cones (a Formula Student layout is marked by its cones alone, an F1TENTH map by walls)."""
+    if track.cones is not None and len(track.cones):
+        return False
+    return float(np.median(track.width_left + track.width_right)) >= KERB_ROAD_WIDTH
+
+
+def kerb_mask(track: Track) -> np.ndarray:
+    """Per centerline point: whether the track's edges carry kerbs there (the corners)."""
+    step = track.length / track.centerline.shape[0]
+    points = max(1, round(KERB_WINDOW / max(step, 1e-6)))
+    bend = np.abs(geometry.closed_moving_average(track.curvature, points))
+    tight = (bend > 1.0 / KERB_RADIUS).astype(float)
+    reach = 2 * round(KERB_RUN_ON / max(step, 1e-6)) + 1
+    return geometry.closed_moving_average(tight, reach) > 0.0
+
+
+def _kerbs(track: Track) -> tuple[np.ndarray, np.ndarray]:
+    """Slabs along both road edges wherever ``kerb_mask`` holds, ``KERB_HEIGHT`` up."""
+    mask = kerb_mask(track)
+    centre = track.centerline
+    n = centre.shape[0]
+    verts, tris = [], []
+    count = 0
+    for edge, width in ((track.left_boundary, track.width_left),
+                        (track.right_boundary, track.width_right)):
+        share = np.minimum(KERB_WIDTH, 0.2 * width) / np.maximum(width, 1e-9)
+        inner = edge + (centre - edge) * share[:, None]
+        for run in geometry.closed_runs(mask):
+            idx = np.append(run, (run[-1] + 1) % n)  # up to the next point: no gap
+            k = idx.size
+            strip = np.concatenate([edge[idx], inner[idx]])
+            i = np.arange(k - 1)
+            quads = np.concatenate([np.stack([i, i + 1, k + i + 1], 1),
+                                    np.stack([i, k + i + 1, k + i], 1)])
+            v = np.column_stack([strip, np.full(2 * k, KERB_HEIGHT)])
+            verts.append(v)
+            tris.append(_face_up(v, quads) + count)
+            count += 2 * k
+    if not verts:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
+    return np.concatenate(verts), np.concatenate(tris)
+
+
 def _face_up(verts: np.ndarray, tris: np.ndarray) -> np.ndarray:
     """Flip triangles whose normal points down, so surfaces face the sky."""
     p = verts[tris]
@@ -270,6 +324,7 @@ def track_mesh(
     cone_radius: float | None = None,
     cone_height: float | None = None,
     placed_cones: bool = True,
+    kerbs: bool | None = None,
 ) -> TrackMesh:
     """Build the 3D mesh of a track: barriers, road surface, ground and optional cones.
 
@@ -280,8 +335,9 @@ def track_mesh(
     yellow right), by default the real 228 x 325 mm cone every 5 m; pass smaller values for a
     1:10 track. Cones the track places itself (``track.cones``) are always built, each with
     its label and size (the big orange cone 285 x 505 mm), unless ``placed_cones`` is false
-    (the engine adds them itself, as objects that can fall). A track loaded from a 3D mesh file
-    returns that mesh unchanged.
+    (the engine adds them itself, as objects that can fall). ``kerbs`` lays red and white
+    kerbs along both edges through the corners, by default on full-scale circuits only
+    (``has_kerbs``). A track loaded from a 3D mesh file returns that mesh unchanged.
     """
     if track.mesh is not None:
         return track.mesh
@@ -300,6 +356,9 @@ def track_mesh(
     if road:
         verts, tris = _strip(track.left_boundary, track.right_boundary, 0.0)
         out.add(verts, tris, LABEL_ROAD)
+    if has_kerbs(track) if kerbs is None else kerbs:
+        verts, tris = _kerbs(track)
+        out.add(verts, tris, LABEL_KERB)
     if ground:
         xmin, ymin, xmax, ymax = track.bounds()
         margin = ground_margin if ground_margin is not None else 0.1 * max(xmax - xmin, ymax - ymin)

@@ -23,6 +23,7 @@ from arsim_core.track.model import (
     LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
+    LABEL_KERB,
     LABEL_ROAD,
     LABEL_SCENERY_OBJECT,
     LABEL_SCENERY_STRUCTURE,
@@ -39,6 +40,8 @@ NAME_LABELS = MappingProxyType(
         'orange': LABEL_CONE_ORANGE,
         'blue': LABEL_CONE_BLUE,
         'yellow': LABEL_CONE_YELLOW,
+        'kerb': LABEL_KERB,
+        'curb': LABEL_KERB,
         'road': LABEL_ROAD,
         'asphalt': LABEL_ROAD,
         'ground': LABEL_GROUND,
@@ -51,7 +54,7 @@ NAME_LABELS = MappingProxyType(
 LABEL_NAMES = MappingProxyType({label: semantic.NAMES[label] for label in (
     LABEL_ROAD, LABEL_BARRIER, LABEL_CONE_BLUE, LABEL_CONE_YELLOW, LABEL_GROUND,
     LABEL_CONE_ORANGE, LABEL_CONE_BIG_ORANGE, LABEL_SCENERY_STRUCTURE, LABEL_SCENERY_VEGETATION,
-    LABEL_SCENERY_OBJECT)})
+    LABEL_SCENERY_OBJECT, LABEL_KERB)})
 """Object names used when exporting, chosen so that reading the file back keeps the labels."""
 
 _Y_UP_SUFFIXES = ('.glb', '.gltf')
@@ -207,7 +210,7 @@ def walls_from_mesh(mesh: TrackMesh, height: float,
     """Polylines where the plane ``z = height`` cuts the barriers and cones of a mesh."""
     import trimesh
 
-    keep = (mesh.labels != LABEL_ROAD) & (mesh.labels != LABEL_GROUND)
+    keep = ~np.isin(mesh.labels, (LABEL_ROAD, LABEL_GROUND, LABEL_KERB))
     if not keep.any():
         msg = f'{path}: the mesh has no barrier objects to make walls of'
         raise TrackError(msg)

@@ -20,6 +20,7 @@ from arsim_core.track.model import (
     LABEL_CONE_ORANGE,
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
+    LABEL_KERB,
     LABEL_ROAD,
 )
 
@@ -27,6 +28,7 @@ MAX_PIXELS = 2048  # the longer side of the image, at most
 MARGIN_M = 2.0
 # BGR, drawn in this order: later labels cover earlier ones.
 COLOURS = ((LABEL_GROUND, (225, 232, 222)), (LABEL_ROAD, (200, 200, 200)),
+           (LABEL_KERB, (60, 60, 210)),
            (LABEL_BARRIER, (60, 60, 60)), (LABEL_CONE_BLUE, (200, 90, 20)),
            (LABEL_CONE_YELLOW, (20, 200, 230)), (LABEL_CONE_ORANGE, (20, 110, 250)),
            (LABEL_CONE_BIG_ORANGE, (20, 110, 250)))

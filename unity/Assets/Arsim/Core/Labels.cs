@@ -8,6 +8,7 @@ namespace Arsim.Core
         public const byte ConeOrange = 6, ConeBigOrange = 7;  // Formula Student's small and big orange cones
         // Scenery around a track: walls, buildings, pillars; trees; furniture, fences, poles, signs.
         public const byte SceneryStructure = 8, SceneryVegetation = 9, SceneryObject = 10;
+        public const byte Kerb = 11;  // the kerbs at a full-scale circuit's corners (drivable)
         public const byte None = 255;
         public const double DefaultReflectivity = 0.3;
 
@@ -27,6 +28,7 @@ namespace Arsim.Core
                 case SceneryStructure: return 0.35;
                 case SceneryVegetation: return 0.45;
                 case SceneryObject: return 0.5;
+                case Kerb: return 0.5;
                 case None: return 0.0;
                 default: return DefaultReflectivity;
             }
@@ -48,6 +50,7 @@ namespace Arsim.Core
                 case SceneryStructure: r = 0.55; g = 0.53; b = 0.5; return;
                 case SceneryVegetation: r = 0.1; g = 0.3; b = 0.08; return;
                 case SceneryObject: r = 0.45; g = 0.3; b = 0.18; return;
+                case Kerb: r = 0.8; g = 0.1; b = 0.08; return;
                 case None: r = 0.62; g = 0.76; b = 0.92; return;
                 default: r = 0.6; g = 0.6; b = 0.6; return;
             }

@@ -59,6 +59,7 @@ namespace Arsim.Runtime
                 case Labels.SceneryStructure: return "scenery structure";
                 case Labels.SceneryVegetation: return "scenery vegetation";
                 case Labels.SceneryObject: return "scenery object";
+                case Labels.Kerb: return "kerb";
                 case Labels.None: return "none";
                 default: return "class " + label;
             }

@@ -84,6 +84,7 @@ car_like = st.fixed_dictionaries({}, optional={
     'id': st.sampled_from(['ego', 'opp']) | json_values,
     'pose': st.lists(plausible_numbers, min_size=5, max_size=7) | json_values,
     'footprint': st.lists(plausible_numbers, min_size=2, max_size=4) | json_values,
+    'wheels': st.lists(plausible_numbers, min_size=3, max_size=5) | json_values,
     'sensors': st.lists(sensor_like(), max_size=3) | json_values})
 
 

@@ -143,6 +143,12 @@ def with_header(body: messages.Body, **changes: object) -> protocol.Message:
 
 @pytest.mark.parametrize(('body', 'changes', 'key'), [
     (SETTINGS, {'cars': [{'id': 'ego', 'footprint': [0.5, 0.3]}]}, "'footprint'"),
+    (SETTINGS, {'cars': [{'id': 'ego', 'footprint': [0.5, 0.3, 0.2],
+                          'wheels': [0.2, -0.2, 0.05, 0.03]}]}, "'wheels'"),  # rear ahead
+    (SETTINGS, {'cars': [{'id': 'ego', 'footprint': [0.5, 0.3, 0.2],
+                          'wheels': [-0.2, 0.2, 0.0, 0.03]}]}, "'wheels'"),
+    (SETTINGS, {'cars': [{'id': 'ego', 'footprint': [0.5, 0.3, 0.2],
+                          'wheels': [-0.2, 0.2, 0.05]}]}, "'wheels'"),
     (SETTINGS, {'cars': [{'id': 3}]}, "'id'"),
     (SETTINGS, {'seed': -1}, "'seed'"),
     (SETTINGS, {'cars_visible': 'yes'}, "'cars_visible'"),

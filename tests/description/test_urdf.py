@@ -22,6 +22,7 @@ from arsim_core.description import (
     frame_prefix,
     robot_description,
 )
+from arsim_core.description import wheels as description_wheels
 from arsim_core.errors import ConfigError
 
 TOPIC_MAPS = ('f1tenth_gym', 'f1tenth_car')
@@ -116,6 +117,20 @@ def test_wheels_and_chassis_are_sized_from_the_profile(described) -> None:
         # Up to the height other cars' sensors see.
         top = joint_to(robot, f'{prefix}chassis').origin.xyz[2] + chassis.size[2] / 2
         assert top == pytest.approx(car.profile.footprint.height)
+
+
+def test_the_wheels_cameras_draw_are_the_descriptions(described) -> None:
+    """``description.wheels`` (what the camera's car model is built from) reads the same
+    axles, radius and width as the URDF's wheels."""
+    for car, robot, _ in described:
+        prefix = frame_prefix(car.names.base_frame)
+        wheels = description_wheels(car)
+        assert joint_to(robot, f'{prefix}rear_left_wheel').origin.xyz[0] == \
+            pytest.approx(wheels.rear_x)
+        assert joint_to(robot, f'{prefix}front_right_wheel').origin.xyz[0] == \
+            pytest.approx(wheels.front_x)
+        link = robot.link_map[f'{prefix}front_left_wheel'].visual.geometry
+        assert (link.radius, link.length) == pytest.approx((wheels.radius, wheels.width))
 
 
 def test_kinematic_model_puts_base_link_on_the_rear_axle(repo_root: Path, tmp_path: Path) -> None:

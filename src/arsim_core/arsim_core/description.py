@@ -23,10 +23,12 @@ from typing import Any
 
 from arsim_core.config.scenario import CarSpec
 from arsim_core.errors import ArsimError, ConfigError
+from arsim_core.geometry import Wheels
 
 DESCRIPTION_PACKAGE = 'arsim_description'
 CAR_XACRO = 'car.urdf.xacro'
 DESCRIPTION_TOPIC = 'robot_description'
+WHEEL_WIDTH_PER_RADIUS = 0.7  # arsim_car.xacro's wheel_width_per_radius
 #: The package's urdf/ folder in a source checkout, for use before the workspace is built.
 _SOURCE_URDF_DIR = Path(__file__).resolve().parents[2] / DESCRIPTION_PACKAGE / 'urdf'
 
@@ -71,6 +73,16 @@ def rear_axle_x(car: CarSpec) -> float:
     if 'front axle' in reference:
         return -body.wheelbase
     return -body.cog_to_rear_axle
+
+
+def wheels(car: CarSpec) -> Wheels:
+    """The car's wheels where its description puts them (arsim_car.xacro): the axles a
+    wheelbase apart from ``rear_axle_x``, the tyre's radius, a width of 0.7 radii."""
+    params = car.profile.vehicle.params
+    rear = rear_axle_x(car)
+    radius = params.tyre.wheel_radius
+    return Wheels(rear, rear + params.body.wheelbase, radius,
+                  round(WHEEL_WIDTH_PER_RADIUS * radius, 6))
 
 
 def xacro_arguments(car: CarSpec) -> dict[str, str]:

@@ -9,13 +9,26 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class Wheels:
+    """Where a car's wheels are, as its description (arsim_description) draws them [m]: the
+    rear and front axles' x in base_link, and each wheel's radius and width."""
+
+    rear_x: float
+    front_x: float
+    radius: float
+    width: float
+
+
+@dataclass(frozen=True)
 class Footprint:
     """A car's box, centred on base_link [m]: its rectangle collides with barriers and other
-    cars, and the box, from the car's z up to ``height``, is what other cars' sensors see."""
+    cars, and the box, from the car's z up to ``height``, is what other cars' sensors see.
+    ``wheels``, when known, places the wheels of the model cameras draw inside the box."""
 
     length: float
     width: float
     height: float
+    wheels: Wheels | None = None
 
 
 def rotation_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:

@@ -27,7 +27,7 @@ from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.backend.appearance import Appearance
 from arsim_core.backend.shapes import Pose
 from arsim_core.errors import ProtocolError
-from arsim_core.geometry import Footprint
+from arsim_core.geometry import Footprint, Wheels
 
 NO_ARRAYS: Mapping[str, Any] = MappingProxyType({})
 INT64_RANGE = (protocol.INT64[0], protocol.INT64[1] - 1)  # [low, high]
@@ -168,8 +168,25 @@ class CarSettings(_Body):
         if self.footprint is not None:
             footprint = self.footprint
             body['footprint'] = [footprint.length, footprint.width, footprint.height]
+            if footprint.wheels is not None:
+                wheels = footprint.wheels
+                body['wheels'] = [wheels.rear_x, wheels.front_x, wheels.radius, wheels.width]
         body['sensors'] = list(self.sensors)
         return body
+
+
+def _wheels(car: Mapping[str, Any], where: str) -> Wheels | None:
+    """A car's optional ``wheels`` (absent from an older peer): the rear axle behind the front
+    one, the radius and width positive."""
+    if car.get('wheels') is None:
+        return None
+    rear_x, front_x, radius, width = wire.numbers(car, 'wheels', 4, where, low=-1e3, high=1e3)
+    if not (rear_x < front_x and radius > 0.0 and width > 0.0):
+        msg = (f"{where}: key 'wheels' must be [rear axle x, front axle x, radius, width], the "
+               f'rear axle behind the front one and the sizes positive, got '
+               f'{wire.show(car["wheels"])}')
+        raise ProtocolError(msg)
+    return Wheels(rear_x, front_x, radius, width)
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -202,8 +219,9 @@ class InitialSettings(_Body):
             name = wire.text(car, 'id', where)
             footprint = None
             if car.get('footprint') is not None:
-                footprint = Footprint(*wire.numbers(car, 'footprint', 3, where, low=0.0,
-                                                    high=1e3, open_low=True))
+                length, width, height = wire.numbers(car, 'footprint', 3, where, low=0.0,
+                                                     high=1e3, open_low=True)
+                footprint = Footprint(length, width, height, _wheels(car, where))
             sensors = wire.objects(car, 'sensors', where, wire.MAX_SENSORS_PER_CAR)
             samples += sum(wire.sensor(spec, where) for spec in sensors)
             cars.append(CarSettings(name, footprint, tuple(sensors)))

@@ -4,6 +4,7 @@ its footprint, the scenario's ``appearance`` section and its travel in InitialSe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +13,14 @@ import pytest
 from arsim_core import protocol
 from arsim_core.backend.appearance import DEFAULT, Appearance, AppearanceRanges
 from arsim_core.backend.car_model import car_mesh
+from arsim_core.backend.materials import TYRE
 from arsim_core.backend.server import EmbeddedBackend
 from arsim_core.config.scenario import SceneSettings, load_scenario
+from arsim_core.description import wheels
 from arsim_core.engine import TrackWorld
 from arsim_core.engine.render import initial_settings
 from arsim_core.errors import ConfigError, ProtocolError
-from arsim_core.geometry import Footprint
+from arsim_core.geometry import Footprint, Wheels
 from arsim_core.messages import CarSettings, InitialSettings, TrackRequest, in_process
 from arsim_core.sensors import labels
 from arsim_core.track import load_track
@@ -184,12 +187,34 @@ def test_far_road_never_shows_the_ground_beneath_it(shared_tracks: Path, monkeyp
     assert np.count_nonzero(semantic['opengl'][road] == labels.GROUND) < 20
 
 
-def test_the_car_model_stays_inside_its_footprint() -> None:
-    vertices, triangles, materials = car_mesh()
+F1TENTH_WHEELS = Wheels(-0.17145, 0.15875, 0.05, 0.035)  # as arsim_description draws them
+
+
+@pytest.mark.parametrize('footprint', [
+    None, Footprint(0.58, 0.31, 0.2), Footprint(0.58, 0.31, 0.2, F1TENTH_WHEELS),
+    Footprint(4.5, 1.8, 1.4, Wheels(-1.42, 1.16, 0.344, 0.24)),
+    Footprint(1.0, 0.5, 0.2, Wheels(-0.5, 0.5, 0.3, 0.4))],  # wheels too big for the box
+    ids=['generic', 'no wheels', 'f1tenth', 'full scale', 'oversized'])
+def test_the_car_model_stays_inside_its_footprint(footprint: Footprint | None) -> None:
+    vertices, triangles, materials = car_mesh(footprint)
     low, high = vertices.min(axis=0), vertices.max(axis=0)
     assert np.all(low >= [-1.0, -1.0, 0.0]) and np.all(high <= [1.0, 1.0, 1.0])
     assert np.allclose([low[0], low[2], high[0]], [-1.0, 0.0, 1.0])  # bumper to bumper
     assert triangles.max() < len(vertices) and len(materials) == len(triangles)
+
+
+def test_the_wheels_stand_where_the_description_puts_them() -> None:
+    footprint = Footprint(0.58, 0.31, 0.2, F1TENTH_WHEELS)
+    vertices, triangles, materials = car_mesh(footprint)
+    tyres = vertices[triangles[materials == TYRE]].reshape(-1, 3)
+    scale = np.array([footprint.length / 2, footprint.width / 2, footprint.height])
+    tyres = tyres * scale  # metres in base_link
+    for axle in (F1TENTH_WHEELS.rear_x, F1TENTH_WHEELS.front_x):
+        wheel = tyres[np.abs(tyres[:, 0] - axle) <= F1TENTH_WHEELS.radius + 1e-9]
+        assert wheel[:, 0].min() == pytest.approx(axle - F1TENTH_WHEELS.radius)
+        assert wheel[:, 2].max() == pytest.approx(2 * F1TENTH_WHEELS.radius)
+        assert np.abs(wheel[:, 1]).min() == pytest.approx(footprint.width / 2
+                                                         - F1TENTH_WHEELS.width)
 
 
 def test_other_cars_are_car_shaped_and_labelled_car(hall) -> None:
@@ -238,6 +263,17 @@ def test_the_engine_sends_the_drawn_appearance(repo_root: Path, ring: TrackWorld
     assert settings.appearance.color_jitter == 0.3
 
 
+def test_the_engine_sends_each_cars_wheels_from_its_description(repo_root: Path,
+                                                                 ring: TrackWorld) -> None:
+    loaded = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
+                           {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
+                                     {'name': 'big', 'profile': 'full_scale'}]})
+    cars = initial_settings(loaded, ring).cars
+    for car, spec in zip(cars, loaded.cars, strict=True):
+        assert car.footprint == replace(spec.profile.footprint, wheels=wheels(spec))
+    assert cars[0].footprint.wheels == F1TENTH_WHEELS
+
+
 @pytest.mark.parametrize(('appearance', 'message'), [
     ({'exposure': 0}, r'appearance\.exposure: expected a number in \(0, 10\]'),
     ({'sun_elevation_rad': 2.0}, r'appearance\.sun_elevation_rad: expected a number in \[0, '),
@@ -280,6 +316,19 @@ def test_appearance_survives_the_wire_and_defaults_when_absent() -> None:
     partial = InitialSettings.from_wire(settings_message({'appearance': {'exposure': 2,
                                                                          'haze': 0.3}}))
     assert partial.appearance == Appearance(exposure=2.0)  # others default, unknown ignored
+
+
+def test_wheels_survive_the_wire_and_are_none_when_absent() -> None:
+    track = TrackRequest('box', np.zeros((3, 3), np.float32), np.array([[0, 1, 2]], np.uint32))
+    sent = InitialSettings(track=track, cars=(
+        CarSettings('ego', Footprint(0.58, 0.31, 0.2, F1TENTH_WHEELS)),
+        CarSettings('rival', Footprint(0.58, 0.31, 0.2))))
+    message = protocol.decode([bytes(f) for f in protocol.encode(sent.TOPIC, 0, 0,
+                                                                 *sent.to_wire())])
+    assert message.header['cars'][0]['wheels'] == [-0.17145, 0.15875, 0.05, 0.035]
+    assert 'wheels' not in message.header['cars'][1]
+    back = InitialSettings.from_wire(message)
+    assert [car.footprint for car in back.cars] == [car.footprint for car in sent.cars]
 
 
 @pytest.mark.parametrize(('appearance', 'key'), [

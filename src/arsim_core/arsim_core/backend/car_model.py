@@ -1,7 +1,9 @@
 """The shape cameras draw for another car: a body, a cabin, four wheels and a rear wing, built
-once in the unit box of ``raster`` (x, y in [-1, 1], z in [0, 1]) and scaled to each car's
-footprint, which therefore still bounds it. A box reads as a crate to a detector; this reads as
-a car at any scale, from F1TENTH to full size. LiDAR keeps the box.
+in the unit box of ``raster`` (x, y in [-1, 1], z in [0, 1]) and scaled to each car's
+footprint, which therefore still bounds it. The wheels stand where the car's description puts
+them (``Footprint.wheels``: its axles, wheel radius and width), else at a generic place. A box
+reads as a crate to a detector; this reads as a car at any scale, from F1TENTH to full size.
+LiDAR keeps the box.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arsim_core.backend.materials import CAR_PAINT, TYRE, WINDOW, WING
+from arsim_core.geometry import Footprint
 
 Mesh = tuple[np.ndarray, np.ndarray, np.ndarray]  # vertices, triangles, material per triangle
 
@@ -20,16 +23,38 @@ _CABIN = ((-0.65, 0.5), (0.3, 0.45), (0.0, 0.78), (-0.45, 0.8))
 # A thin pane just in front of the cabin's sloping front (a hair proud of it, so the two never
 # fight for a pixel).
 _WINDSCREEN = ((0.27, 0.47), (0.31, 0.47), (0.02, 0.79), (-0.01, 0.77))
-_WHEEL_X, _WHEEL_RADIUS = 0.64, (0.2, 0.25)  # centre, radius along x and z (unit-box units)
+# Where the wheels stand without a description: axles, radius along x and z, inner face.
+_WHEEL_X, _WHEEL_RADIUS, _WHEEL_INNER_Y = (-0.64, 0.64), (0.2, 0.25), 0.64
 
 
-def car_mesh() -> Mesh:
-    """The car in the unit box, the rear (x = -1) a flat panel as the box's was."""
-    parts = [_prism(_BODY, -0.62, 0.62, CAR_PAINT), _prism(_CABIN, -0.48, 0.48, CAR_PAINT),
-             _prism(_WINDSCREEN, -0.42, 0.42, WINDOW)]
-    for x in (-_WHEEL_X, _WHEEL_X):
-        for y0, y1 in ((-1.0, -0.64), (0.64, 1.0)):
-            parts.append(_prism(_ellipse(x, _WHEEL_RADIUS[1], *_WHEEL_RADIUS), y0, y1, TYRE))
+def wheel_layout(footprint: Footprint | None) -> tuple[tuple[float, float], tuple[float, float],
+                                                      float]:
+    """The wheels in the unit box of ``footprint``: the two axles' x, the radius along x and
+    z, and the y of the wheels' inner faces (their outer faces are the box's sides). Wheels
+    larger than the box allows are shrunk into it."""
+    if footprint is None or footprint.wheels is None:
+        return _WHEEL_X, _WHEEL_RADIUS, _WHEEL_INNER_Y
+    wheels = footprint.wheels
+    half_length, half_width = footprint.length / 2.0, footprint.width / 2.0
+    rz = min(wheels.radius / footprint.height, 0.5)
+    rx = min(wheels.radius / half_length, 0.5)
+    axles = tuple(min(max(x / half_length, -1.0 + rx), 1.0 - rx)
+                  for x in (wheels.rear_x, wheels.front_x))
+    inner = 1.0 - min(wheels.width / half_width, 0.45)
+    return (axles[0], axles[1]), (rx, rz), inner
+
+
+def car_mesh(footprint: Footprint | None = None) -> Mesh:
+    """The car in the unit box, the rear (x = -1) a flat panel as the box's was, its wheels
+    where ``footprint.wheels`` has them."""
+    axles, radius, inner = wheel_layout(footprint)
+    body = inner - 0.02  # the body reaches the wheels' inner faces, a hair short of them
+    parts = [_prism(_BODY, -body, body, CAR_PAINT),
+             _prism(_CABIN, -0.77 * body, 0.77 * body, CAR_PAINT),
+             _prism(_WINDSCREEN, -0.68 * body, 0.68 * body, WINDOW)]
+    for x in axles:
+        for y0, y1 in ((-1.0, -inner), (inner, 1.0)):
+            parts.append(_prism(_ellipse(x, radius[1], *radius), y0, y1, TYRE))
     parts.append(_box((-1.0, -0.92, 0.92), (-0.84, 0.92, 0.97), WING))  # rear wing
     for y in (-0.3, 0.3):
         parts.append(_box((-0.94, y - 0.03, 0.55), (-0.9, y + 0.03, 0.92), WING))  # its struts

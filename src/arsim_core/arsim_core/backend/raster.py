@@ -15,7 +15,7 @@ triangles that meet the view volume are drawn (``frustum``), other cars as the c
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from arsim_core.backend.appearance import DEFAULT, SHOULDER, Appearance, sky_colors
-from arsim_core.backend.car_model import car_mesh
+from arsim_core.backend.car_model import car_mesh, wheel_layout
 from arsim_core.backend.frustum import Chunks, boxes_visible, frustum_planes
 from arsim_core.backend.materials import (
     FADE_PIXELS,
@@ -283,8 +283,8 @@ class GLRenderer:
         self._lit: dict[int, Appearance] = {}  # the appearance each program's uniforms hold
         self._targets: dict[tuple[str, str], _Target] = {}
         self._track: Any = None
-        self._vaos: dict[tuple[Shading, bool, str], Any] = {}
-        self._car = self._mesh(*_car())
+        self._vaos: dict[tuple[Shading, bool, Hashable], Any] = {}
+        self._cars: dict[Hashable, Any] = {}  # a car model's buffer per wheel layout
         self._sky_buffer = self.ctx.buffer(reserve=SKY_GRID**2 * 6 * 5 * 4)
         self._sky: dict[Shading, Any] = {}
         self._chunks = Chunks(np.zeros((0, 3)))
@@ -356,10 +356,18 @@ class GLRenderer:
             np.asarray(triangles, np.int64).reshape(-1)])
         self._vaos = {}
 
-    def _vao(self, shading: Shading, which: str) -> Any:
+    def _car_vao(self, shading: Shading, footprint: Footprint) -> Any:
+        """The car model for ``footprint``'s wheels, made on first need."""
+        layout = wheel_layout(footprint)
+        if layout not in self._cars:
+            self._cars[layout] = self._mesh(*_car(footprint))[0]
+        return self._vao(shading, layout)
+
+    def _vao(self, shading: Shading, which: Hashable) -> Any:
+        """The vertex array of the track (``'track'``) or of a car model (its layout)."""
         key = (shading, self._textured, which)
         if key not in self._vaos:
-            buffer = self._track[0] if which == 'track' else self._car[0]
+            buffer = self._track[0] if which == 'track' else self._cars[which]
             self._vaos[key] = self.ctx.vertex_array(
                 self._program(shading, False),
                 [(buffer, '3f 3f 1f 1f 1f', 'in_position', 'in_normal', 'in_label',
@@ -413,7 +421,7 @@ class GLRenderer:
                                  planes)[0]:
                 continue
             _set_model(program, model, scale)
-            self._vao(shading, 'car').render(gl.TRIANGLES)
+            self._car_vao(shading, footprint).render(gl.TRIANGLES)
         if not shading.sky_is_kept:
             self.ctx.depth_func = '<='
             self._draw_sky(view)
@@ -558,9 +566,9 @@ def _image(view: View, output: str) -> np.ndarray:
     return np.empty(shape, dtype)
 
 
-def _car() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _car(footprint: Footprint) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The car's mesh in the unit box, every face labelled CAR."""
-    vertices, triangles, materials = car_mesh()
+    vertices, triangles, materials = car_mesh(footprint)
     return vertices, triangles, np.full(len(triangles), labels.CAR, np.uint8), materials
 
 

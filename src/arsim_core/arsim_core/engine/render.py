@@ -5,11 +5,12 @@ ZeroMQ protocol (the embedded backend's process, Unity). Both answer with a prot
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 
-from arsim_core import heartbeat, protocol
+from arsim_core import description, heartbeat, protocol
 from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
@@ -30,7 +31,8 @@ RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
 def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> InitialSettings:
     """The InitialSettings request for ``scenario`` on ``world``; the run's ``seed`` seeds the
-    sensors' noise and, with the scenario's own, the draw of its appearance ranges."""
+    sensors' noise and, with the scenario's own, the draw of its appearance ranges. Each car's
+    footprint carries its wheels as its description places them."""
     return InitialSettings(
         world_frame=scenario.topic_map.world_frame,
         frame_period_ns=scenario.frame_period_ns,
@@ -38,7 +40,8 @@ def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> In
         appearance=scenario.appearance.draw(seed),
         track=world.track_request(),
         cars_visible=scenario.collisions.cars_visible,
-        cars=tuple(CarSettings(car.name, car.profile.footprint,
+        cars=tuple(CarSettings(car.name,
+                               replace(car.profile.footprint, wheels=description.wheels(car)),
                                tuple(s.to_wire() for s in car.profile.sensors))
                    for car in scenario.cars))
 

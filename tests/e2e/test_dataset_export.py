@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import cv2
@@ -19,7 +18,9 @@ from globox import AnnotationSet
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from pycocotools.coco import COCO
-from simharness import installed_resources
+from rclpy.qos import qos_profile_sensor_data
+from simharness import Probe, installed_resources
+from vision_msgs.msg import Detection2DArray
 
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.15], 'rate_hz': 10.0, 'width': 320,
           'height': 240, 'fov_rad': 1.6, 'outputs': ['rgb', 'semantic', 'depth']}
@@ -68,7 +69,15 @@ def test_a_recorded_run_exports_coco_and_yolo_labels_on_the_objects_pixels(
         'track': {'name': str(coned_track(tmp_path / 'track'))},
         'recording': {'directory': str(bag), 'topic_regex': '/camera/.*|/lidar|/objects'}})
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
-    time.sleep(3.0)
+    # Frames, not seconds: on a loaded machine three seconds held too few labelled images.
+    probe = Probe(sim.domain_id)
+    try:
+        seen: list[Detection2DArray] = []
+        probe.node.create_subscription(Detection2DArray, '/camera/detections', seen.append,
+                                       qos_profile_sensor_data)
+        assert probe.spin_until(lambda: len(seen) >= 15, 120.0), (len(seen), sim.log)
+    finally:
+        probe.close()
     os.kill(sim.process.pid, signal.SIGTERM)
     assert sim.process.wait(30) == 0, sim.log
 

@@ -174,7 +174,7 @@ def _strip(left: np.ndarray, right: np.ndarray, z: float) -> tuple[np.ndarray, n
 
 
 KERB_ROAD_WIDTH = 6.0  # m: a road this wide (median) is a full-scale circuit's, with kerbs
-KERB_WIDTH = 1.0  # m, from the road edge inwards (at most a fifth of the road)
+KERB_WIDTH = 1.0  # m, from the road edge inwards (at most a fifth of that half of the road)
 KERB_HEIGHT = 0.02  # m above the road: a kerb is a slab a camera sees clear of the asphalt
 KERB_RADIUS = 150.0  # m: where the track curves tighter than this, both edges get kerbs...
 KERB_WINDOW = 30.0  # m ...its curvature averaged over this much track...

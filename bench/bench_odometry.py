@@ -27,9 +27,13 @@ Rows (``<track>_<scene>``):
 - ``f1tenth_spielberg_hall_scan2d``: the hall lap's 2D scans (the profile's own 1080-beam
   LiDAR at 40 Hz, taken at one instant, so not deskewed) matched with KISS-ICP's 5 cm voxels;
 - ``tum_spielberg_circuit``: the TUM database's full-scale Spielberg in the generated circuit
-  scenery; the full-scale car (``config/cars/full_scale.yaml``) at up to ``FULL_SCALE_SPEED``,
-  LiDAR at 1.5 m, range 100 m, KISS-ICP's default voxels (1 m, a hundredth of the range), for
-  the first ``FULL_SCALE_SIM_S`` seconds of the lap.
+  scenery; the full-scale car (``config/cars/full_scale.yaml``) at up to ``FULL_SCALE_SPEED``
+  from a standing start, LiDAR on the roof at 1.5 m, range 100 m, KISS-ICP's default voxels
+  (1 m, a hundredth of the range), one lap;
+- ``fs_trackdrive_circuit``: arsim's Formula Student trackdrive layout in the circuit
+  scenery; the Formula Student car (``config/cars/formula_student.yaml``) at up to
+  ``FS_SPEED`` with the profile's own LiDAR (on the front wing, the front half, range
+  100 m), KISS-ICP's default voxels, one lap.
 """
 
 from __future__ import annotations
@@ -64,11 +68,14 @@ CAR = 'ego'
 LIDAR = 'lidar'
 NOISE_STD = 0.015  # [m] range noise of the 3D LiDAR
 F1TENTH_SIM_S = 120.0  # at most this much sim time for an F1TENTH lap
-FULL_SCALE_SIM_S = 75.0  # sim time on the full-scale circuit (a lap takes about four minutes)
+FULL_SCALE_SIM_S = 400.0  # at most this much sim time for a full-scale lap
 FULL_SCALE_SPEED = 25.0  # [m/s] top speed of the pure pursuit on the full-scale circuit
 F1TENTH_SPEED = 5.0  # [m/s] top speed of the pure pursuit on the F1TENTH maps
+FS_SPEED = 15.0  # [m/s] top speed of the pure pursuit on the Formula Student layout
+FS_SIM_S = 60.0  # at most this much sim time for a Formula Student lap
 F1TENTH_SEGMENTS_M = (10.0, 20.0, 30.0, 40.0, 50.0)  # KITTI's 100..800 m, at 1:10 scale
 FULL_SCALE_SEGMENTS_M = (100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0)  # KITTI's
+FS_SEGMENTS_M = (20.0, 40.0, 60.0, 80.0, 100.0)  # up to half a trackdrive lap
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class Row:
     track: str  # a path, or a track in maps/
     scene: str
     profile: str  # a file in config/cars/
-    mount_z: float  # [m] LiDAR height above base_link
+    mount_z: float | None  # [m] LiDAR height above base_link; None: the profile's own LiDAR
     range_max: float  # [m] the LiDAR's, and KISS-ICP's max_range
     voxel_size: float  # [m] KISS-ICP's
     max_speed: float  # [m/s] of the pure pursuit
@@ -105,6 +112,8 @@ ROWS: dict[str, Row] = {
                                          'voxel_size': 0.05}, scan2d=True, deskew=False),
     'tum_spielberg_circuit': Row(TUM_SPIELBERG, 'circuit', 'full_scale', 1.5, 100.0, 1.0,
                                  FULL_SCALE_SPEED, FULL_SCALE_SIM_S, FULL_SCALE_SEGMENTS_M),
+    'fs_trackdrive_circuit': Row('fs_trackdrive', 'circuit', 'formula_student', None, 100.0,
+                                 1.0, FS_SPEED, FS_SIM_S, FS_SEGMENTS_M),
 }
 
 
@@ -149,7 +158,8 @@ def measure(name: str, row: Row) -> dict[str, float]:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix='arsim-bench-odometry-') as tmp:
         profile = yaml.safe_load((REPO / 'config' / 'cars' / f'{row.profile}.yaml').read_text())
-        profile['Sensors'][LIDAR] = lidar(row)
+        if row.mount_z is not None:
+            profile['Sensors'][LIDAR] = lidar(row)
         path = Path(tmp) / f'{row.profile}_lidar3d.yaml'
         path.write_text(yaml.safe_dump(profile, sort_keys=False))
         scenario = load_scenario(REPO / 'config' / 'sim.yaml', REPO,

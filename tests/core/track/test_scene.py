@@ -19,6 +19,7 @@ from arsim_core.track.model import (
     SCENERY_LABELS,
 )
 from arsim_core.track.scene import build_scene, furniture, outdoor, scene_kind, shapes
+from arsim_core.track.scene.instances import assemble
 
 SCENERY = {LABEL_SCENERY_STRUCTURE, LABEL_SCENERY_VEGETATION, LABEL_SCENERY_OBJECT}
 
@@ -235,7 +236,11 @@ def _solids():
     yield 'gable', shapes.gable(-1.0, 1.0, -0.5, 0.5, 0.0, 1.0, 8)
     for name in ('shelf', 'cabinet', 'box_stack', 'bin_', 'tyre_stack', 'table', 'chair'):
         yield name, getattr(furniture, name)()
-    yield 'grandstand', outdoor.grandstand(np.ones((1, 3)), roof=True)[0][0]
+    rng = np.random.default_rng(0)
+    for i, (part, _, _) in enumerate(outdoor.grandstand(np.array([[60.0, 12.0, 8.0]]), True,
+                                                        rng)):
+        yield f'grandstand_{i}', part
+    yield 'pit_building', outdoor.pit_building(150.0, 15.0, 10.0, rng)[0][0]
 
 
 @pytest.mark.parametrize(('name', 'part'), list(_solids()))
@@ -245,3 +250,37 @@ def test_solids_are_closed_and_face_outwards(name, part):
         assert piece.is_watertight, name
         assert piece.is_winding_consistent, name
         assert piece.volume > 0, f'{name} is wound inside out'
+
+
+def _facade_ranges(parts, length: float, height: float) -> np.ndarray:
+    """Ranges of level rays at ``height`` towards an object's front (local -y), one every
+    0.25 m along it, cast from 50 m in front."""
+    objects = assemble(parts, np.zeros((1, 2)))
+    verts, tris, _ = objects.flat()
+    mesh = trimesh.Trimesh(verts, tris, process=False)
+    x = np.arange(-0.5 * length + 0.5, 0.5 * length - 0.5, 0.25)
+    origins = np.column_stack([x, np.full(x.size, -50.0), np.full(x.size, height)])
+    dirs = np.tile([0.0, 1.0, 0.0], (x.size, 1))
+    hit, ray, _ = mesh.ray.intersects_location(origins, dirs, multiple_hits=False)
+    ranges = np.full(x.size, np.inf)
+    ranges[ray] = hit[:, 1] + 50.0
+    return ranges
+
+
+@pytest.mark.parametrize(('name', 'length', 'heights'), [
+    ('grandstand', 80.0, (2.0, 5.0)), ('pit_building', 200.0, (2.0, 7.0))])
+def test_long_faces_change_along_their_length(name, length, heights):
+    """A face the same all along its length gives scan matching nothing to tell places on it
+    apart, and a full-scale car's first steps from the grid go unseen (docs/scenes.md): the
+    grandstands' aisles and the pit garages' pillars and doors break the faces up."""
+    rng = np.random.default_rng(3)
+    if name == 'grandstand':
+        parts = outdoor.grandstand(np.array([[length, 12.0, 8.0]]), True, rng)
+    else:
+        parts = outdoor.pit_building(length, 15.0, 10.0, rng)
+    for height in heights:
+        ranges = _facade_ranges(parts, length, height)
+        assert np.all(np.isfinite(ranges)), f'{name} has holes at {height} m'
+        steps = np.flatnonzero(np.abs(np.diff(ranges)) > 0.4) * 0.25
+        gaps = np.diff(np.concatenate([[0.0], steps, [ranges.size * 0.25]]))
+        assert gaps.max() < 16.0, f'{name}: {gaps.max():.1f} m of flat face at {height} m'

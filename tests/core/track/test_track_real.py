@@ -71,7 +71,7 @@ def test_tum_track_raster_and_mesh(shared_tracks, name):
         assert np.all(grid.data[cells[:, 1], cells[:, 0]] == 100)
     cells = np.floor(grid.world_to_cell(track.centerline)).astype(int)
     assert np.all(grid.data[cells[:, 1], cells[:, 0]] == 0)
-    assert track.barrier_height == 1.5  # full-scale default, above a car's LiDAR
+    assert track.barrier_height == 1.0  # full-scale default, above the bumper LiDAR
     mesh = track_mesh(track, height=1.0)
     assert mesh.vertices[:, 2].max() == pytest.approx(1.0)
 

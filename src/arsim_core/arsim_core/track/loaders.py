@@ -28,7 +28,7 @@ MESH_SUFFIXES = ('.obj', '.stl', '.glb', '.gltf', '.ply', '.off')
 UNITS = MappingProxyType({'m': 1.0, 'dm': 0.1, 'cm': 0.01, 'mm': 0.001})
 DIRECTIONS = MappingProxyType({'forward': False, 'reverse': True})
 DEFAULT_BARRIER_HEIGHT = 0.3
-FULL_SCALE_BARRIER_HEIGHT = 1.5
+FULL_SCALE_BARRIER_HEIGHT = 1.0  # [m], as concrete walls and guard rails stand
 FULL_SCALE_WIDTH = 4.0
 
 
@@ -125,7 +125,7 @@ def track_from_centerline(
     start = (float(center[index, 0]), float(center[index, 1]), yaw)
     height = opts.barrier_height
     if height is None:
-        # A full-scale car's LiDAR sits well above 0.3 m: give wide tracks walls it can see.
+        # A full-scale car's bumper LiDAR sits above 0.3 m: give wide tracks walls it sees.
         wide = float(np.median(wr + wl)) > FULL_SCALE_WIDTH
         height = FULL_SCALE_BARRIER_HEIGHT if wide else DEFAULT_BARRIER_HEIGHT
     return Track(

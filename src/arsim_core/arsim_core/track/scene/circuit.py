@@ -83,9 +83,10 @@ def grandstands(track: Track, placer: Placer, margin: float, density: float,
     for r in (False, True):
         sel = roof == r
         left = int(round(density * np.count_nonzero(sel)))
+        parts = outdoor.grandstand(size[sel], r, rng)
         for extra in (0.0, 8.0):  # the fallback spot overlaps the first: one of them stays
             xy = _beside(track, idx[sel], side[sel], gap[sel] + extra)
-            stands = assemble(outdoor.grandstand(size[sel], r), xy, yaw[sel])
+            stands = assemble(parts, xy, yaw[sel])
             placed = placer.place(stands, clearance=2.0, limit=left)
             left -= len(placed)
             out.append(placed)
@@ -124,13 +125,12 @@ def buildings(track: Track, placer: Placer, margin: float, want: int,
     if track.length > 1000.0:  # a pit building along the start straight, on either side
         x, y, yaw = track.start_pose
         width = rng.uniform(12.0, 20.0)
-        size = np.array([[min(rng.uniform(120.0, 250.0), 0.08 * track.length), width,
-                          rng.uniform(8.0, 14.0)]] * 2)
+        length = min(rng.uniform(120.0, 250.0), 0.08 * track.length)
+        parts = outdoor.pit_building(length, width, rng.uniform(8.0, 14.0), rng)
         idx = np.argmin(np.hypot(*(track.centerline - (x, y)).T))
         side = np.array([1.0, -1.0]) * (1.0 if rng.random() < 0.5 else -1.0)
         xy = _beside(track, np.array([idx, idx]), side, np.full(2, margin + 12.0 + 0.5 * width))
-        pit = assemble(outdoor.building(size, np.full(2, 2.0), pitched=False), xy,
-                       _facing(np.full(2, track.heading[idx]), side))
+        pit = assemble(parts, xy, _facing(np.full(2, track.heading[idx]), side))
         out.append(placer.place(pit, clearance=3.0, limit=1))
     count = 4 * want
     xy, heading, _ = near_track(track, rng, count, margin + 20.0, margin + 150.0)

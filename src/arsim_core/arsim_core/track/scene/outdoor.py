@@ -28,6 +28,12 @@ from arsim_core.track.scene.shapes import (
 )
 
 STEPS = 8  # rows of a grandstand
+SEATING_BLOCKS = 8  # blocks of seats along a grandstand, between aisles
+AISLE = 1.5  # [m] width of a grandstand's aisles
+GARAGE_WIDTH = (4.0, 7.0)  # [m] range of the widths of a pit building's garages
+GARAGE_DEPTH = 6.0  # [m] from a pit building's front to its garages' back wall
+GARAGE_HEIGHT = 4.5  # [m]
+PILLAR = 0.6  # [m] width of the pillars between garages
 
 
 def _zero(k: int) -> np.ndarray:
@@ -39,20 +45,71 @@ def _stack(*columns: np.ndarray | float, k: int) -> np.ndarray:
     return np.column_stack([np.broadcast_to(np.asarray(c, float), (k,)) for c in columns])
 
 
-def _stand(roof: bool) -> Part:
-    """A unit grandstand: rows rising away from the track (local +y), optionally roofed."""
-    rows = [box((-0.5, -0.5 + i / STEPS, 0.0), (0.5, 0.5, (i + 1) / STEPS),
-                LABEL_SCENERY_STRUCTURE) for i in range(STEPS)]
+def _rows() -> Part:
+    """Unit seat rows rising away from the track (local +y)."""
+    return merge(*[box((-0.5, -0.5 + i / STEPS, 0.0), (0.5, 0.5, (i + 1) / STEPS),
+                       LABEL_SCENERY_STRUCTURE) for i in range(STEPS)])
+
+
+def _roof() -> Part:
+    """A unit grandstand roof on five columns along the back."""
+    columns = [box((x - 0.01, 0.44, 1.0), (x + 0.01, 0.5, 1.25), LABEL_SCENERY_STRUCTURE)
+               for x in (-0.49, -0.25, 0.0, 0.25, 0.49)]
+    return merge(*columns, box((-0.5, -0.3, 1.25), (0.5, 0.5, 1.28), LABEL_SCENERY_STRUCTURE))
+
+
+def grandstand(size: np.ndarray, roof: bool, rng: np.random.Generator) -> list[PartSpec]:
+    """Grandstands of ``size (K, 3)`` (length, depth, height; longer than their aisles):
+    ``SEATING_BLOCKS`` blocks of seat rows of uneven length between aisles, each aisle a
+    stairway at half the rows' height before a wall.
+
+    The aisles matter beyond looks: a long face the same all along is one a scan-matching
+    odometry cannot tell positions along from each other (docs/scenes.md).
+    """
+    k = size.shape[0]
+    length, depth, height = size.T
+    weights = rng.uniform(0.6, 1.4, (k, SEATING_BLOCKS))
+    seats = ((length - (SEATING_BLOCKS - 1) * AISLE)[:, None] * weights
+             / weights.sum(axis=1, keepdims=True))
+    starts = -0.5 * length[:, None] + np.concatenate(
+        [np.zeros((k, 1)), np.cumsum(seats[:, :-1] + AISLE, axis=1)], axis=1)
+    rows, wall = _rows(), unit_box(LABEL_SCENERY_STRUCTURE)
+    parts: list[PartSpec] = []
+    for b in range(SEATING_BLOCKS):
+        parts.append((rows, _stack(seats[:, b], depth, height, k=k),
+                      _stack(starts[:, b] + 0.5 * seats[:, b], 0.0, 0.0, k=k)))
+    for b in range(SEATING_BLOCKS - 1):
+        at = starts[:, b] + seats[:, b] + 0.5 * AISLE
+        parts.append((rows, _stack(AISLE, depth, 0.5 * height, k=k), _stack(at, 0.0, 0.0, k=k)))
+        parts.append((wall, _stack(AISLE, 0.05 * depth, height, k=k),
+                      _stack(at, 0.475 * depth, 0.0, k=k)))
     if roof:
-        rows += [box((x - 0.01, 0.44, 1.0), (x + 0.01, 0.5, 1.25), LABEL_SCENERY_STRUCTURE)
-                 for x in (-0.49, -0.25, 0.0, 0.25, 0.49)]
-        rows.append(box((-0.5, -0.3, 1.25), (0.5, 0.5, 1.28), LABEL_SCENERY_STRUCTURE))
-    return merge(*rows)
+        parts.append((_roof(), size, _zero(k)))
+    return parts
 
 
-def grandstand(size: np.ndarray, roof: bool) -> list[PartSpec]:
-    """Grandstands of ``size (K, 3)`` (length, depth, height)."""
-    return [(_stand(roof), size, _zero(size.shape[0]))]
+def pit_building(length: float, width: float, height: float,
+                 rng: np.random.Generator) -> list[PartSpec]:
+    """A pit building facing local -y: garages of uneven width between pillars, some open
+    to their back wall ``GARAGE_DEPTH`` in, some shut by doors, under an upper floor set back
+    between the pillars; ``height`` at least ``GARAGE_HEIGHT``."""
+    front, back, half = -0.5 * width, 0.5 * width, 0.5 * length
+    widths = rng.uniform(*GARAGE_WIDTH, int(length / GARAGE_WIDTH[0]) + 1)
+    edges = np.cumsum(widths)
+    edges = edges[edges < length - GARAGE_WIDTH[0]] - half
+    pillars = np.concatenate([[-half + 0.5 * PILLAR], edges, [half - 0.5 * PILLAR]])
+    inner = front + GARAGE_DEPTH
+    solids = [box((-half, inner, 0.0), (half, back, height), LABEL_SCENERY_STRUCTURE),
+              box((-half, front + 1.0, GARAGE_HEIGHT), (half, inner, height),
+                  LABEL_SCENERY_STRUCTURE)]
+    solids += [box((x - 0.5 * PILLAR, front, 0.0), (x + 0.5 * PILLAR, inner, height),
+                   LABEL_SCENERY_STRUCTURE) for x in pillars]
+    shut = rng.random(pillars.size - 1) < 0.5
+    solids += [box((x0 + 0.5 * PILLAR, front + 0.5, 0.0), (x1 - 0.5 * PILLAR, inner,
+                                                          GARAGE_HEIGHT),
+                   LABEL_SCENERY_STRUCTURE)
+               for x0, x1 in zip(pillars[:-1][shut], pillars[1:][shut], strict=True)]
+    return [(merge(*solids), (1.0, 1.0, 1.0), (0.0, 0.0, 0.0))]
 
 
 def building(size: np.ndarray, roof: np.ndarray, pitched: bool) -> list[PartSpec]:

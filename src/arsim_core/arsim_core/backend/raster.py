@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from arsim_core.backend.appearance import DEFAULT, SHOULDER, Appearance, sky_colors
-from arsim_core.backend.car_model import car_mesh, wheel_layout
+from arsim_core.backend.car_model import car_mesh
 from arsim_core.backend.frustum import Chunks, boxes_visible, frustum_planes
 from arsim_core.backend.materials import (
     FADE_PIXELS,
@@ -284,7 +284,7 @@ class GLRenderer:
         self._targets: dict[tuple[str, str], _Target] = {}
         self._track: Any = None
         self._vaos: dict[tuple[Shading, bool, Hashable], Any] = {}
-        self._cars: dict[Hashable, Any] = {}  # a car model's buffer per wheel layout
+        self._cars: dict[Hashable, Any] = {}  # a car model's buffer per footprint
         self._sky_buffer = self.ctx.buffer(reserve=SKY_GRID**2 * 6 * 5 * 4)
         self._sky: dict[Shading, Any] = {}
         self._chunks = Chunks(np.zeros((0, 3)))
@@ -357,14 +357,13 @@ class GLRenderer:
         self._vaos = {}
 
     def _car_vao(self, shading: Shading, footprint: Footprint) -> Any:
-        """The car model for ``footprint``'s wheels, made on first need."""
-        layout = wheel_layout(footprint)
-        if layout not in self._cars:
-            self._cars[layout] = self._mesh(*_car(footprint))[0]
-        return self._vao(shading, layout)
+        """The car model for ``footprint`` (its wheels in its box), made on first need."""
+        if footprint not in self._cars:
+            self._cars[footprint] = self._mesh(*_car(footprint))[0]
+        return self._vao(shading, footprint)
 
     def _vao(self, shading: Shading, which: Hashable) -> Any:
-        """The vertex array of the track (``'track'``) or of a car model (its layout)."""
+        """The vertex array of the track (``'track'``) or of a car model (its footprint)."""
         key = (shading, self._textured, which)
         if key not in self._vaos:
             buffer = self._track[0] if which == 'track' else self._cars[which]

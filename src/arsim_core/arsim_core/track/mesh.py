@@ -191,11 +191,8 @@ def has_kerbs(track: Track) -> bool:
 
 def kerb_mask(track: Track) -> np.ndarray:
     """Per centerline point: whether the track's edges carry kerbs there (the corners)."""
-    step = track.length / track.centerline.shape[0]
-    points = max(1, round(KERB_WINDOW / max(step, 1e-6)))
-    bend = np.abs(geometry.closed_moving_average(track.curvature, points))
-    tight = (bend > 1.0 / KERB_RADIUS).astype(float)
-    reach = 2 * round(KERB_RUN_ON / max(step, 1e-6)) + 1
+    tight = (np.abs(track.smoothed_curvature(KERB_WINDOW)) > 1.0 / KERB_RADIUS).astype(float)
+    reach = 2 * track.points_along(KERB_RUN_ON) + 1
     return geometry.closed_moving_average(tight, reach) > 0.0
 
 

@@ -250,6 +250,15 @@ class Track:
         """Signed curvature (N,) in 1/m, positive for left turns."""
         return geometry.curvature(self.centerline)
 
+    def points_along(self, distance: float) -> int:
+        """How many centerline points span ``distance`` metres of the track (at least one)."""
+        return max(1, round(distance * self.centerline.shape[0] / max(self.length, 1e-9)))
+
+    def smoothed_curvature(self, window: float) -> np.ndarray:
+        """Curvature averaged over ``window`` metres of the closed track: a corner's bend
+        without the kinks between the centerline's points."""
+        return geometry.closed_moving_average(self.curvature, self.points_along(window))
+
     @cached_property
     def left_boundary(self) -> np.ndarray:
         """Left track edge (N, 2) from centerline and widths."""

@@ -19,8 +19,10 @@ from arsim_core.track.scene.instances import Instances, assemble
 from arsim_core.track.scene.placement import Placer, near_track
 
 STRAIGHT_RADIUS = 600.0  # m: a stretch curving less than this is a straight
+STRAIGHT_WINDOW = 60.0  # m: the curvature of a straight is averaged over this length
 MIN_STRAIGHT = 120.0  # m, the shortest straight that gets a grandstand
 CORNER_RADIUS = 150.0  # m: a corner tighter than this gets distance boards before it
+CORNER_WINDOW = 30.0  # m: the curvature of a corner is averaged over this length
 POST_SPACING = (2.5, 5.0)  # m, range of the gaps between catch-fence posts
 
 
@@ -32,12 +34,6 @@ def _share(want: int, sel: np.ndarray) -> int:
 def _facing(heading: np.ndarray, side: np.ndarray) -> np.ndarray:
     """Yaw that turns an object's local -y towards the track from ``side`` of it."""
     return np.where(side > 0, heading, heading + np.pi)
-
-
-def _smoothed_curvature(track: Track, window: float = 60.0) -> np.ndarray:
-    """Curvature averaged over ``window`` metres of the closed track."""
-    step = track.length / track.centerline.shape[0]
-    return geometry.closed_moving_average(track.curvature, round(window / max(step, 1e-6)))
 
 
 def _outside_side(track: Track, idx: np.ndarray, outer: BaseGeometry,
@@ -58,7 +54,7 @@ def _beside(track: Track, idx: np.ndarray, side: np.ndarray, dist: np.ndarray) -
 def grandstands(track: Track, placer: Placer, margin: float, density: float,
                 outer: BaseGeometry, rng: np.random.Generator) -> list[Instances]:
     """Grandstands along the outside of the straights, a second, farther spot as fallback."""
-    straight = np.abs(_smoothed_curvature(track)) < 1.0 / STRAIGHT_RADIUS
+    straight = np.abs(track.smoothed_curvature(STRAIGHT_WINDOW)) < 1.0 / STRAIGHT_RADIUS
     step = track.length / track.centerline.shape[0]
     spots = []
     for run in geometry.closed_runs(straight):
@@ -198,7 +194,7 @@ def poles_and_signs(track: Track, placer: Placer, margin: float, density: float,
 def _distance_boards(track: Track, placer: Placer, margin: float, density: float,
                      rng: np.random.Generator) -> Instances:
     """Boards 50, 100 and 150 m before the tight corners, on the corners' outside."""
-    k = _smoothed_curvature(track, 30.0)
+    k = track.smoothed_curvature(CORNER_WINDOW)
     tight = np.abs(k) > 1.0 / CORNER_RADIUS
     entries = np.flatnonzero(tight & ~np.roll(tight, 1))
     entries = entries[rng.random(entries.size) < min(1.0, density)]

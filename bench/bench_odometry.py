@@ -1,7 +1,7 @@
 """LiDAR odometry drift on arsim's 3D clouds, with and without scenery around the track.
 
 A car laps in process (``arsim_core.engine.Engine``, no ROS) with a spinning 3D LiDAR of 32
-channels x 1024 columns at 10 Hz (vertical field of view 0.6 rad, Gaussian range noise 1.5 cm),
+channels x 1024 columns (vertical field of view 0.6 rad, Gaussian range noise 1.5 cm),
 driven by the built-in pure pursuit along the centerline. KISS-ICP (PyPI ``kiss-icp``), a
 standard scan-matching LiDAR odometry, gets every cloud: the points in the sensor frame, built
 from the beam directions, and each point's time in its revolution for KISS-ICP's motion
@@ -21,15 +21,18 @@ Rows (``<track>_<scene>``):
 - ``f1tenth_spielberg_none`` and ``f1tenth_spielberg_hall``: F1TENTH's Spielberg map (from the
   shared F1TENTH racetracks) with no scenery, where the only structure is the 0.3 m barriers
   on a flat floor (degenerate for scan matching), and inside the generated hall; the F1TENTH
-  car (``config/cars/f1tenth.yaml``) at up to ``F1TENTH_SPEED``, LiDAR at 0.3 m, range 50 m,
-  KISS-ICP voxels of 0.15 m, one lap;
-- ``arsim_ring_hall``: the same on arsim's own ``arsim_ring`` in its hall;
+  car (``config/cars/f1tenth.yaml``) at up to ``F1TENTH_SPEED``, LiDAR at 0.3 m spinning at
+  ``F1TENTH_LIDAR_HZ`` (at 10 Hz the yaw rate of a 1:10 car through a chicane changes too
+  much between two revolutions for KISS-ICP's constant-velocity motion model:
+  docs/scenes.md), range 50 m, KISS-ICP voxels of 0.15 m, one lap;
+- ``f1tenth_monza_hall``, ``f1tenth_silverstone_hall`` and ``arsim_ring_hall``: the same on
+  F1TENTH's Monza and Silverstone maps and on arsim's own ``arsim_ring``, each in its hall;
 - ``f1tenth_spielberg_hall_scan2d``: the hall lap's 2D scans (the profile's own 1080-beam
   LiDAR at 40 Hz, taken at one instant, so not deskewed) matched with KISS-ICP's 5 cm voxels;
 - ``tum_spielberg_circuit``: the TUM database's full-scale Spielberg in the generated circuit
   scenery; the full-scale car (``config/cars/full_scale.yaml``) at up to ``FULL_SCALE_SPEED``
-  from a standing start, LiDAR on the roof at 1.5 m, range 100 m, KISS-ICP's default voxels
-  (1 m, a hundredth of the range), one lap;
+  from a standing start, LiDAR on the roof at 1.5 m spinning at 10 Hz, range 100 m,
+  KISS-ICP's default voxels (1 m, a hundredth of the range), one lap;
 - ``fs_trackdrive_circuit``: arsim's Formula Student trackdrive layout in the circuit
   scenery; the Formula Student car (``config/cars/formula_student.yaml``) at up to
   ``FS_SPEED`` with the profile's own LiDAR (on the front wing, the front half, range
@@ -71,6 +74,7 @@ F1TENTH_SIM_S = 120.0  # at most this much sim time for an F1TENTH lap
 FULL_SCALE_SIM_S = 400.0  # at most this much sim time for a full-scale lap
 FULL_SCALE_SPEED = 25.0  # [m/s] top speed of the pure pursuit on the full-scale circuit
 F1TENTH_SPEED = 5.0  # [m/s] top speed of the pure pursuit on the F1TENTH maps
+F1TENTH_LIDAR_HZ = 20.0  # a 1:10 car turns several times faster than a full-scale one
 FS_SPEED = 15.0  # [m/s] top speed of the pure pursuit on the Formula Student layout
 FS_SIM_S = 60.0  # at most this much sim time for a Formula Student lap
 F1TENTH_SEGMENTS_M = (10.0, 20.0, 30.0, 40.0, 50.0)  # KITTI's 100..800 m, at 1:10 scale
@@ -100,13 +104,17 @@ class Row:
 
 
 F1TENTH_SPIELBERG = str(SHARED_TRACKS / 'f1tenth_racetracks' / 'Spielberg')
+F1TENTH_MONZA = str(SHARED_TRACKS / 'f1tenth_racetracks' / 'Monza')
+F1TENTH_SILVERSTONE = str(SHARED_TRACKS / 'f1tenth_racetracks' / 'Silverstone')
 TUM_SPIELBERG = str(SHARED_TRACKS / 'tum_racetrack_database' / 'Spielberg.csv')
 _SMALL = {'profile': 'f1tenth', 'mount_z': 0.3, 'range_max': 50.0, 'voxel_size': 0.15,
           'max_speed': F1TENTH_SPEED, 'max_sim_s': F1TENTH_SIM_S,
-          'segments_m': F1TENTH_SEGMENTS_M}
+          'segments_m': F1TENTH_SEGMENTS_M, 'rate_hz': F1TENTH_LIDAR_HZ}
 ROWS: dict[str, Row] = {
     'f1tenth_spielberg_none': Row(F1TENTH_SPIELBERG, 'none', **_SMALL),
     'f1tenth_spielberg_hall': Row(F1TENTH_SPIELBERG, 'hall', **_SMALL),
+    'f1tenth_monza_hall': Row(F1TENTH_MONZA, 'hall', **_SMALL),
+    'f1tenth_silverstone_hall': Row(F1TENTH_SILVERSTONE, 'hall', **_SMALL),
     'arsim_ring_hall': Row('arsim_ring', 'hall', **_SMALL),
     'f1tenth_spielberg_hall_scan2d': Row(F1TENTH_SPIELBERG, 'hall', **{**_SMALL,
                                          'voxel_size': 0.05}, scan2d=True, deskew=False),

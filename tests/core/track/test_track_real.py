@@ -174,3 +174,17 @@ def test_occupancy_grid_with_yaw_maps_cells_to_world():
     grid = OccupancyGridData(np.zeros((10, 20), np.int8), 0.5, (1.0, 2.0, np.pi / 2))
     np.testing.assert_allclose(grid.cell_to_world(np.array([2.0]), np.array([0.0])), [[1, 3]])
     np.testing.assert_allclose(grid.world_to_cell(np.array([[1.0, 3.0]])), [[2, 0]], atol=1e-12)
+
+
+@pytest.mark.parametrize(('profile', 'track'), [
+    ('full_scale', 'tum_racetrack_database/Spielberg.csv'),
+    ('f1tenth', 'f1tenth_racetracks/Spielberg')])
+def test_the_2d_lidar_plane_runs_well_below_the_barrier_tops(repo_root, shared_tracks, profile,
+                                                              track):
+    """A scan plane at the barriers' top edge grazes it (beams pass over or hit by rounding),
+    and a roof LiDAR needs the barriers below it (docs/scenes.md): each profile's 2D LiDAR
+    sits a fifth of the barrier's height or more below its default top."""
+    sensors = yaml.safe_load((repo_root / 'config' / 'cars' / f'{profile}.yaml').read_text())
+    scan = next(s for s in sensors['Sensors'].values() if s['type'] == 'lidar2d')
+    height = load_track(shared_tracks / track).barrier_height
+    assert scan['position'][2] <= 0.8 * height

@@ -8,6 +8,8 @@ import pytest
 import yaml
 from track_helpers import F1TENTH_TRACKS, TUM_TRACKS
 
+from arsim_core.config.profile import load_profile
+from arsim_core.config.sensors import Lidar2DSpec
 from arsim_core.track import (
     OccupancyGridData,
     geometry,
@@ -184,7 +186,7 @@ def test_the_2d_lidar_plane_runs_well_below_the_barrier_tops(repo_root, shared_t
     """A scan plane at the barriers' top edge grazes it (beams pass over or hit by rounding),
     and a roof LiDAR needs the barriers below it (docs/scenes.md): each profile's 2D LiDAR
     sits a fifth of the barrier's height or more below its default top."""
-    sensors = yaml.safe_load((repo_root / 'config' / 'cars' / f'{profile}.yaml').read_text())
-    scan = next(s for s in sensors['Sensors'].values() if s['type'] == 'lidar2d')
+    car = load_profile(repo_root / 'config' / 'cars' / f'{profile}.yaml')
+    scan = next(s for s in car.sensors if isinstance(s, Lidar2DSpec))
     height = load_track(shared_tracks / track).barrier_height
-    assert scan['position'][2] <= 0.8 * height
+    assert scan.mount.z <= 0.8 * height

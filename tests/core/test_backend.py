@@ -4,6 +4,9 @@ bad requests without crashing."""
 from __future__ import annotations
 
 import math
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -92,6 +95,51 @@ def test_a_silent_backend_is_reported_with_its_address() -> None:
     with pytest.raises(BackendUnavailableError, match=address):
         client.request(protocol.UPDATE, 1, 0)
     client.close()
+
+
+def test_a_stop_signal_taken_by_another_thread_cuts_a_wait_for_the_backend_short() -> None:
+    """Any thread of a process may take its SIGINT or SIGTERM, and Python runs the handler in
+    the main thread only once that is back in the interpreter. A bridge waiting on a stopped
+    backend in one long poll held a Ctrl-C for the whole timeout (5 s), and its launcher
+    killed it."""
+    def signal_this_thread() -> None:
+        time.sleep(0.3)
+        signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+
+    address = f'tcp://127.0.0.1:{free_port()}'
+    client = BackendClient(address, timeout_s=20.0)
+    previous = signal.signal(signal.SIGUSR1, signal.default_int_handler)
+    other = threading.Thread(target=signal_this_thread)
+    try:
+        started = time.monotonic()
+        other.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.request(protocol.UPDATE, 1, 0)
+        waited = time.monotonic() - started
+    finally:
+        other.join()
+        signal.signal(signal.SIGUSR1, previous)
+        client.close()
+    assert waited < 5.0, f'the stop waited {waited:.1f} s for the backend\'s timeout'
+
+
+def test_a_stop_request_whose_interrupt_was_lost_still_ends_a_wait_for_the_backend() -> None:
+    # Python drops a KeyboardInterrupt raised inside a __del__ method: the request stays noted
+    # (arsim_bridge.stopping) and the wait must look at it.
+    requested = threading.Event()
+    timer = threading.Timer(0.3, requested.set)
+    address = f'tcp://127.0.0.1:{free_port()}'
+    client = BackendClient(address, timeout_s=20.0, stop_requested=requested.is_set)
+    try:
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.request(protocol.UPDATE, 1, 0)
+        waited = time.monotonic() - started
+    finally:
+        timer.cancel()
+        client.close()
+    assert waited < 5.0, f'the stop waited {waited:.1f} s for the backend\'s timeout'
 
 
 def test_a_request_sent_ahead_is_answered_once_and_in_order(backend: BackendClient) -> None:

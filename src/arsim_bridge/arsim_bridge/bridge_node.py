@@ -294,8 +294,8 @@ def race_status(metrics: RaceMetrics, track: str, final: bool) -> RaceStatus:
 
 def _spin(bridge: Bridge) -> None:
     settings = bridge.scenario.backend
-    engine = Engine(bridge.scenario, ProtocolRenderer(settings.address, settings.timeout_s),
-                    dynamics=False)
+    renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
+    engine = Engine(bridge.scenario, renderer, dynamics=False)
     bridge.engine = engine
     pacing = Pacing(bridge.scenario.real_time_factor)
     view = _start_web_view(bridge, engine, pacing)

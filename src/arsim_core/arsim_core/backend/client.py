@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -11,13 +12,23 @@ import zmq
 from arsim_core import messages, protocol
 from arsim_core.errors import BackendUnavailableError, ProtocolError
 
+# The longest a wait for a reply stays in C. The kernel may hand a stop signal (SIGINT, SIGTERM)
+# to any of the process's threads; Python then runs its handler only once the main thread is
+# back in the interpreter, so a single poll as long as the timeout held a Ctrl-C for seconds.
+POLL_SLICE_MS = 100
+
 
 class BackendClient:
     """Request/reply link to the render/physics backend (embedded or Unity)."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float,
+                 stop_requested: Callable[[], bool] | None = None) -> None:
+        """``stop_requested`` ends a wait for a reply with KeyboardInterrupt once it is true:
+        a process whose stop signal's KeyboardInterrupt Python dropped (raised in a
+        ``__del__``) still stops at once, not after the timeout with a stopped backend."""
         self.address = address
         self.timeout_ms = int(timeout_s * 1000)
+        self.stop_requested = stop_requested
         self._context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._context.socket(zmq.REQ)
         self._socket.setsockopt(zmq.LINGER, 0)
@@ -61,7 +72,7 @@ class BackendClient:
             raise ProtocolError('no request awaits a reply')
         topic, step, time_ns = self._pending
         wait = self.timeout_ms if timeout_ms is None else timeout_ms
-        if not self._socket.poll(wait):
+        if not self._answered_within(wait):
             msg = (f'backend at {self.address} did not answer {topic} of step {step} within '
                    f'{wait / 1000:.1f} s; it has stopped or is not running')
             raise BackendUnavailableError(msg)
@@ -76,6 +87,18 @@ class BackendClient:
                    f'{step} at {time_ns} ns')
             raise ProtocolError(msg)
         return reply
+
+    def _answered_within(self, wait_ms: int) -> bool:
+        """Whether a reply arrives within ``wait_ms``, polled in slices of POLL_SLICE_MS."""
+        deadline = time.monotonic() + wait_ms / 1000
+        while True:
+            left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            if self._socket.poll(min(left_ms, POLL_SLICE_MS)):
+                return True
+            if self.stop_requested is not None and self.stop_requested():
+                raise KeyboardInterrupt
+            if left_ms == 0:
+                return False
 
     def close(self) -> None:
         self._socket.close()

@@ -4,7 +4,7 @@ ZeroMQ protocol (the embedded backend's process, Unity). Both answer with a prot
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -73,10 +73,12 @@ class Renderer(Protocol):
 class ProtocolRenderer:
     """A backend in another process, over the ZeroMQ request socket at ``address``."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float,
+                 stop_requested: Callable[[], bool] | None = None) -> None:
+        """``stop_requested``: see ``BackendClient``."""
         from arsim_core.backend.client import BackendClient
 
-        self.client = BackendClient(address, timeout_s)
+        self.client = BackendClient(address, timeout_s, stop_requested)
 
     def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
         # A backend sets a scene up for seconds; the wait is bounded by timeout_s, so beating

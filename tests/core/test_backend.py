@@ -7,6 +7,7 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -97,29 +98,36 @@ def test_a_silent_backend_is_reported_with_its_address() -> None:
     client.close()
 
 
+def _wait_until_interrupted(client: BackendClient, interrupt: Callable[[], None]) -> float:
+    """Seconds a request to a silent backend (``client``) waits until ``interrupt``, run in
+    another thread 0.3 s on, ends it with KeyboardInterrupt."""
+    other = threading.Timer(0.3, interrupt)
+    try:
+        started = time.monotonic()
+        other.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.request(protocol.UPDATE, 1, 0)
+        return time.monotonic() - started
+    finally:
+        other.cancel()
+        other.join()
+        client.close()
+
+
 def test_a_stop_signal_taken_by_another_thread_cuts_a_wait_for_the_backend_short() -> None:
     """Any thread of a process may take its SIGINT or SIGTERM, and Python runs the handler in
     the main thread only once that is back in the interpreter. A bridge waiting on a stopped
     backend in one long poll held a Ctrl-C for the whole timeout (5 s), and its launcher
     killed it."""
     def signal_this_thread() -> None:
-        time.sleep(0.3)
         signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
 
-    address = f'tcp://127.0.0.1:{free_port()}'
-    client = BackendClient(address, timeout_s=20.0)
+    client = BackendClient(f'tcp://127.0.0.1:{free_port()}', timeout_s=20.0)
     previous = signal.signal(signal.SIGUSR1, signal.default_int_handler)
-    other = threading.Thread(target=signal_this_thread)
     try:
-        started = time.monotonic()
-        other.start()
-        with pytest.raises(KeyboardInterrupt):
-            client.request(protocol.UPDATE, 1, 0)
-        waited = time.monotonic() - started
+        waited = _wait_until_interrupted(client, signal_this_thread)
     finally:
-        other.join()
         signal.signal(signal.SIGUSR1, previous)
-        client.close()
     assert waited < 5.0, f'the stop waited {waited:.1f} s for the backend\'s timeout'
 
 
@@ -127,18 +135,9 @@ def test_a_stop_request_whose_interrupt_was_lost_still_ends_a_wait_for_the_backe
     # Python drops a KeyboardInterrupt raised inside a __del__ method: the request stays noted
     # (arsim_bridge.stopping) and the wait must look at it.
     requested = threading.Event()
-    timer = threading.Timer(0.3, requested.set)
-    address = f'tcp://127.0.0.1:{free_port()}'
-    client = BackendClient(address, timeout_s=20.0, stop_requested=requested.is_set)
-    try:
-        started = time.monotonic()
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            client.request(protocol.UPDATE, 1, 0)
-        waited = time.monotonic() - started
-    finally:
-        timer.cancel()
-        client.close()
+    client = BackendClient(f'tcp://127.0.0.1:{free_port()}', timeout_s=20.0,
+                           stop_requested=requested.is_set)
+    waited = _wait_until_interrupted(client, requested.set)
     assert waited < 5.0, f'the stop waited {waited:.1f} s for the backend\'s timeout'
 
 

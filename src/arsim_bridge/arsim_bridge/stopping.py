@@ -3,9 +3,10 @@
 rclpy's own signal handler shuts the ROS context down at once, from inside the signal handler,
 while callbacks and receive threads may still be publishing; they then fail with
 ``publisher's context is invalid``. Here a signal instead raises KeyboardInterrupt in the main
-thread, but never inside a ROS callback: while an executor dispatches, the request is only
-noted and raised once ``spin_once`` returns. The context is shut down last, after every node
-(and its threads) is gone.
+thread, but never inside a ROS callback: while an executor dispatches (or numba compiles, see
+``arsim_core.entrypoints.interrupts_held``), the request is only noted and raised once
+``spin_once`` returns. The context is shut down last, after every node (and its threads) is
+gone.
 
 A worker thread that dies of an unexpected exception stops its process the same way, and the
 process then exits non-zero with the thread's one-line error.
@@ -24,13 +25,12 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 
 from arsim_core import heartbeat
-from arsim_core.entrypoints import quiet_lost_interrupts
+from arsim_core.entrypoints import interrupts_are_held, interrupts_held, quiet_lost_interrupts
 
 
 @dataclass
 class _State:
     requested: bool = False
-    dispatching: int = 0  # > 0 while an executor may be running callbacks
     failure: str | None = None  # why a worker thread stopped the process
 
 
@@ -40,14 +40,14 @@ _state = _State()
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     first = not _state.requested
     _state.requested = True
-    if first and not _state.dispatching:
+    if first and not interrupts_are_held():
         raise KeyboardInterrupt
 
 
 def install() -> None:
     """Route SIGINT and SIGTERM to the stop request (main thread only, before rclpy.init), and
     let ``spin_once`` beat the launcher's heartbeat (``arsim_core.heartbeat``)."""
-    _state.requested, _state.dispatching, _state.failure = False, 0, None
+    _state.requested, _state.failure = False, None
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
     quiet_lost_interrupts()  # a lost KeyboardInterrupt: spin_once raises the request again
@@ -71,11 +71,8 @@ def spin_once(executor: Executor, timeout_sec: float) -> None:
     """``executor.spin_once`` that raises a pending stop request after it, not inside a
     callback. The main loop of every node process turns here: a sign of life."""
     heartbeat.beat()
-    _state.dispatching += 1
-    try:
+    with interrupts_held():
         executor.spin_once(timeout_sec=timeout_sec)
-    finally:
-        _state.dispatching -= 1
     if _state.requested:
         raise KeyboardInterrupt
 

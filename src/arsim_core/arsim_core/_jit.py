@@ -10,6 +10,9 @@ kernels (the vehicle models, the race metrics, the LiDAR sweep, the gym's batch 
 other and read constants across modules and packages; so the cache lives in a directory named
 after a hash of every source file of ``arsim_core`` (``$ARSIM_NUMBA_CACHE`` or
 ``~/.cache/arsim/numba/<hash>``) and any edit starts a fresh one.
+
+A stop signal while the main thread compiles (or loads from the cache) is held until it is done:
+numba is not safe to interrupt there (``entrypoints.interrupts_held``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from arsim_core.entrypoints import hold_interrupts, release_interrupts
 
 F = TypeVar('F', bound=Callable[..., Any])
 
@@ -64,6 +70,27 @@ def _cache_dir() -> str | None:
 
 
 _CACHE_DIR = _cache_dir() if _numba is not None else None
+
+
+def _hold_interrupts_while_compiling() -> None:
+    """Hold stop signals while the main thread holds numba's compiler lock, which brackets
+    compiling a kernel, loading it from the cache and saving it there."""
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            if threading.current_thread() is threading.main_thread():
+                hold_interrupts()
+
+        def on_end(self, ev: event.Event) -> None:
+            if threading.current_thread() is threading.main_thread():
+                release_interrupts()
+
+    event.register('numba:compiler_lock', Listener())  # type: ignore[no-untyped-call]
+
+
+if _numba is not None:
+    _hold_interrupts_while_compiling()
 
 
 def kernel(func: F) -> F:

@@ -25,7 +25,12 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 
 from arsim_core import heartbeat
-from arsim_core.entrypoints import interrupts_are_held, interrupts_held, quiet_lost_interrupts
+from arsim_core.entrypoints import (
+    hold_interrupts,
+    interrupts_are_held,
+    quiet_lost_interrupts,
+    release_interrupts,
+)
 
 
 @dataclass
@@ -71,8 +76,11 @@ def spin_once(executor: Executor, timeout_sec: float) -> None:
     """``executor.spin_once`` that raises a pending stop request after it, not inside a
     callback. The main loop of every node process turns here: a sign of life."""
     heartbeat.beat()
-    with interrupts_held():
+    hold_interrupts()  # as interrupts_held(), without a context manager's cost on each turn
+    try:
         executor.spin_once(timeout_sec=timeout_sec)
+    finally:
+        release_interrupts()
     if _state.requested:
         raise KeyboardInterrupt
 

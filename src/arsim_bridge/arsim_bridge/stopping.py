@@ -4,7 +4,7 @@ rclpy's own signal handler shuts the ROS context down at once, from inside the s
 while callbacks and receive threads may still be publishing; they then fail with
 ``publisher's context is invalid``. Here a signal instead raises KeyboardInterrupt in the main
 thread, but never inside a ROS callback: while an executor dispatches (or numba compiles, see
-``arsim_core.entrypoints.interrupts_held``), the request is only noted and raised once
+``arsim_core.entrypoints.hold_interrupts``), the request is only noted and raised once
 ``spin_once`` returns. The context is shut down last, after every node (and its threads) is
 gone.
 
@@ -76,7 +76,7 @@ def spin_once(executor: Executor, timeout_sec: float) -> None:
     """``executor.spin_once`` that raises a pending stop request after it, not inside a
     callback. The main loop of every node process turns here: a sign of life."""
     heartbeat.beat()
-    hold_interrupts()  # as interrupts_held(), without a context manager's cost on each turn
+    hold_interrupts()
     try:
         executor.spin_once(timeout_sec=timeout_sec)
     finally:

@@ -12,7 +12,7 @@ after a hash of every source file of ``arsim_core`` (``$ARSIM_NUMBA_CACHE`` or
 ``~/.cache/arsim/numba/<hash>``) and any edit starts a fresh one.
 
 A stop signal while the main thread compiles (or loads from the cache) is held until it is done:
-numba is not safe to interrupt there (``entrypoints.interrupts_held``).
+numba is not safe to interrupt there (``entrypoints.hold_interrupts``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ waits until this handler is in place.
 ``stop_on_signals`` is the handling a long-running arsim process without rclpy (the embedded
 backend, the pip launcher) then installs for itself.
 
-``interrupts_held`` marks main-thread work that a KeyboardInterrupt would leave half done (rclpy
+``hold_interrupts`` marks main-thread work that a KeyboardInterrupt would leave half done (rclpy
 dispatching callbacks, numba compiling a kernel): arsim's stop handlers then only note the
 signal, and the process's main loop acts on the note.
 """
@@ -23,14 +23,12 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 from typing import NoReturn
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-_holds = 0  # how deep the main thread is in work an interrupt must not cut (interrupts_held)
+_holds = 0  # how deep the main thread is in work an interrupt must not cut (hold_interrupts)
 
 
 def run(module: str, function: str = 'main') -> NoReturn:
@@ -68,7 +66,9 @@ def stop_on_signals() -> threading.Event:
 
 
 def hold_interrupts() -> None:
-    """Enter work a KeyboardInterrupt must not cut (see ``interrupts_held``)."""
+    """Until ``release_interrupts``, a stop signal is only noted, never raised: for main-thread
+    work an exception would leave half done (numba, for one, leaves a kernel it was compiling
+    broken: "no compiled object yet"). Holds nest."""
     global _holds
     _holds += 1
 
@@ -77,17 +77,6 @@ def release_interrupts() -> None:
     """Leave what ``hold_interrupts`` entered."""
     global _holds
     _holds -= 1
-
-
-@contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Main-thread work during which a stop signal is only noted, never raised: numba, for
-    one, leaves a kernel it was compiling broken ("no compiled object yet") when interrupted."""
-    hold_interrupts()
-    try:
-        yield
-    finally:
-        release_interrupts()
 
 
 def interrupts_are_held() -> bool:

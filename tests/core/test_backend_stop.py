@@ -34,7 +34,7 @@ def test_a_signal_whose_interrupt_is_lost_in_a_destructor_still_stops_the_backen
 def test_a_signal_while_a_kernel_compiles_is_noted_and_the_kernel_still_works(
         tmp_path: Path) -> None:
     script = Path(__file__).with_name('interrupted_while_compiling.py')
-    env = {**os.environ, 'ARSIM_NUMBA_CACHE': str(tmp_path)}  # a cold cache: numba compiles
+    env = {**os.environ, 'ARSIM_NUMBA': '1', 'ARSIM_NUMBA_CACHE': str(tmp_path)}  # cold cache
     result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                             text=True, timeout=120)
     output = result.stdout + result.stderr

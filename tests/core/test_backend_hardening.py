@@ -307,3 +307,47 @@ def test_a_backend_started_by_hand_refuses_bad_addresses(address: str, message: 
     assert done.returncode == 1
     assert message in done.stderr and '--address' in done.stderr
     assert 'Traceback' not in done.stderr
+
+
+# --- the log: what a peer's requests can write to it is bounded --------------------------------
+def test_a_flood_of_malformed_requests_leaves_a_bounded_log(tmp_path) -> None:
+    """10,000 malformed requests used to write a line each to the backend's log."""
+    flooded = RawBackend(tmp_path / 'backend.log', '--max-request-mib', '1')
+    try:
+        flooded.check_session()
+        before = flooded.log.count('\n')
+        kinds = [raw_header('Update', b'[1, 2]'), [b'\xff' * 5000, b'{}'],
+                 [b'Update', b'{}'] + [b''] * 100]
+        for i in range(10_000):
+            assert flooded.exchange(kinds[i % len(kinds)]) is not None, f'no reply to {i}'
+        assert flooded.alive
+        flooded.check_session(step=2)
+    finally:
+        assert flooded.close() == 0, flooded.log
+    lines = flooded.log.splitlines()
+    assert len(lines) - before < 100, '\n'.join(lines[-20:])
+    assert 'similar lines suppressed' in flooded.log
+    assert max(map(len, lines)) < 1000
+
+
+def test_tracebacks_of_the_last_resort_are_rate_limited(caplog: pytest.LogCaptureFixture
+                                                        ) -> None:
+    address = f'tcp://127.0.0.1:{free_port()}'
+    stop = threading.Event()
+    serving = threading.Thread(target=server.serve, args=(address,),
+                               kwargs={'backend': _Failing(), 'stop': stop}, daemon=True)
+    serving.start()
+    socket = zmq.Context.instance().socket(zmq.REQ)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(address)
+    try:
+        for step in range(500):
+            socket.send_multipart(frames_of(protocol.UPDATE, UPDATE, step=step))
+            assert socket.poll(10_000)
+            assert protocol.decode(socket.recv_multipart()).topic == protocol.ERROR
+    finally:
+        socket.close()
+        stop.set()
+        serving.join(10)
+    assert 1 <= caplog.text.count('Traceback') < 20
+    assert len([r for r in caplog.records if r.name == 'arsim.backend']) < 40

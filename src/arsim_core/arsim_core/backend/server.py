@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 import threading
+import traceback
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, L
 from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
+from arsim_core.log_limit import LogLimit
 from arsim_core.messages import (
     CarSettings,
     Error,
@@ -52,6 +54,8 @@ RENDERERS: Mapping[str, Any] = {Lidar2DSpec.kind: Lidar2D, Lidar3DSpec.kind: Lid
                                 CameraSpec.kind: Camera}
 MAX_REQUEST_FRAMES = 64  # binary frames and all; InitialSettings, the largest, has 5
 MAX_ERROR_CHARS = 2000
+MAX_TRACEBACK_CHARS = 4000  # of one logged traceback: its message may quote a request
+TRACEBACK_BURST, TRACEBACK_PERIOD_S = 3, 60.0  # tracebacks logged at once, then one a minute
 UPDATE_TOPIC = protocol.UPDATE.encode()
 
 
@@ -77,6 +81,7 @@ class EmbeddedBackend:
         self.seed = 0
         self.frame_period_ns = 0
         self._renderer: Renderer | None = None
+        self.log = PeerLog()  # the lines a peer's requests cause
 
     def renderer(self) -> Renderer:
         """The camera renderer, made (and given the track) on first use."""
@@ -126,9 +131,9 @@ class EmbeddedBackend:
         periods = [s.period_ns for s in sensors.values() if isinstance(s, Lidar3D)]
         self.timeline = Timeline(max(periods, default=0) + frame_period)
         if any(isinstance(s, Camera) for s in sensors.values()):
-            LOG.info('camera renderer: %s', self.renderer().name)
-        LOG.info('ready: track %r, %d car(s), %d rendered sensor(s)', self.track_name,
-                 len(cars), len(sensors))
+            self.log.info(f'camera renderer: {self.renderer().name}')
+        self.log.info(f'ready: track {self.track_name!r}, {len(cars)} car(s), '
+                      f'{len(sensors)} rendered sensor(s)')
 
     def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
         """Start the noise of every sensor (of ``cars``, default all) afresh from ``seed``, as
@@ -283,6 +288,36 @@ def _sensor_seed(seed: int, car_index: int, sensor_index: int) -> int:
     return seed + 1000 * car_index + sensor_index
 
 
+class PeerLog:
+    """The backend's log lines that a peer's requests cause, through LogLimits: a peer that
+    sends malformed requests as fast as it can must not fill the log (nor the disk under it).
+    A traceback, many lines long, has a stricter limit of its own."""
+
+    def __init__(self) -> None:
+        self.lines = LogLimit()
+        self.tracebacks = LogLimit(TRACEBACK_BURST, TRACEBACK_PERIOD_S, MAX_TRACEBACK_CHARS)
+
+    def info(self, text: str) -> None:
+        line = self.lines.admit(text)
+        if line is not None:
+            LOG.info('%s', line)
+
+    def error(self, text: str) -> None:
+        line = self.lines.admit(text)
+        if line is not None:
+            LOG.error('%s', line)
+
+    def failure(self, text: str, exc: BaseException) -> None:
+        """``text`` with the traceback of ``exc`` while tracebacks are within their rate, then
+        ``text`` alone, as any other line."""
+        trace = ''.join(traceback.format_exception(exc)).rstrip()
+        line = self.tracebacks.admit(f'{text}\n{trace}')
+        if line is not None:
+            LOG.error('%s', line)
+        else:
+            self.error(text)
+
+
 def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
     """The reply to one request: its handler's, or Error for a request that breaks the
     protocol, and, as a last resort, Error for any other failure, logged with its traceback:
@@ -293,10 +328,10 @@ def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
         topic, step, time_ns = message.topic, message.step, message.time_ns
         return backend.handle(message)
     except ProtocolError as exc:
-        LOG.error('refused %s of step %d: %s', topic, step, exc)
+        backend.log.error(f'refused {topic} of step {step}: {exc}')
         return error_reply(step, time_ns, str(exc))
     except Exception as exc:  # noqa: BLE001 - the last resort: answer, log, serve on
-        LOG.exception('failed to serve %s of step %d', topic, step)
+        backend.log.failure(f'failed to serve {topic} of step {step}', exc)
         return error_reply(step, time_ns, f'the backend failed to serve {topic} of step '
                                           f'{step}: {type(exc).__name__}: {exc}')
 
@@ -367,7 +402,7 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
                 continue
             frames, refusal = receive(socket, max_bytes)
             if refusal is not None:
-                LOG.error('refused a request: %s', refusal)
+                backend.log.error(f'refused a request: {refusal}')
                 reply = error_reply(0, 0, refusal)
             elif frames and frames[0].bytes == UPDATE_TOPIC:  # every frame: short
                 reply = _answer(backend, frames)

@@ -37,6 +37,7 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time
 from arsim_bridge.msg_definitions import message_class, message_text
 from arsim_core.errors import ArsimError
+from arsim_core.log_limit import LogLimit
 from arsim_core.memory import keep_large_buffers
 from arsim_core.recording.bag import (
     BagSummary,
@@ -76,6 +77,7 @@ class Recorder(Node):
         self.bag = BagWriter.for_recording(recording, recording.directory, message_text)
         self.summary: BagSummary | None = None
         self.skipped: set[str] = set()  # topics that cannot be recorded, named once
+        self._skip_log = LogLimit()  # topic and type names come from any peer on the graph
         self._raw_subscriptions: dict[str, Any] = {}  # topic -> its raw subscription
         self.received: dict[str, int] = {}  # topic -> messages, written or not
         self.unwritten = 0  # messages sent again while sim time stood at 0
@@ -182,8 +184,10 @@ class Recorder(Node):
         try:
             message_type = message_class(type_name)
             self.bag.add_topic(topic, type_name, recorded_qos(latched))
-        except (ImportError, AttributeError, RecordingError) as exc:
-            self.get_logger().warning(f'not recording {topic} ({type_name}): {exc}')
+        except (ImportError, AttributeError, ValueError, RecordingError) as exc:
+            line = self._skip_log.admit(f'not recording {topic} ({type_name}): {exc}')
+            if line is not None:
+                self.get_logger().warning(line)
             self.skipped.add(topic)
             return
 

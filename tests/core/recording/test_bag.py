@@ -18,6 +18,7 @@ from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.rosbag2 import Reader, ReaderError
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Reader
 from rosbags.typesys import Stores, get_typestore
 
 from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
@@ -168,6 +169,50 @@ def test_an_mcap_bag_killed_while_writing_reads_up_to_its_last_chunk(tmp_path: P
     assert 2000 - unflushed <= read < 2000
 
 
+KILLED_SQLITE_WRITER = '''
+import os, signal, sys
+from pathlib import Path
+from arsim_core.recording.bag import BagWriter, TopicQos
+writer = BagWriter(Path(sys.argv[1]), lambda name: '', storage='sqlite3')
+writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
+store = writer.typestore
+checkpointed = 0
+for step in range(130):  # 3.25 s of sim time, a message every 25 ms
+    time_ns = step * 25_000_000
+    writer.write('/s', time_ns, bytes(store.serialize_cdr(
+        store.types['std_msgs/msg/String'](data=str(step) + 'x' * 50000), 'std_msgs/msg/String')))
+    if time_ns - checkpointed >= 1_000_000_000:  # as a recording does every second
+        checkpointed = time_ns
+        writer.checkpoint()
+os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+def test_an_sqlite3_bag_killed_while_writing_keeps_what_was_checkpointed(tmp_path: Path) -> None:
+    """6.5 MB of messages, more than SQLite caches: they reach the file before a commit."""
+    bag = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', KILLED_SQLITE_WRITER, str(bag)], timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    store = get_typestore(Stores.ROS2_KILTED)
+    # checkpoints at 1, 2 and 3 s: the last one after the message of step 120
+    expected = [(step * 25_000_000, str(step)) for step in range(121)]
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert info['relative_file_paths'] == ['.run_0/.run_0.db3']
+    assert info['message_count'] == 121
+    storage = Sqlite3Reader(bag / '.run_0' / '.run_0.db3')  # as rosbags reads it: the file alone
+    storage.open()
+    try:
+        read = [(time, store.deserialize_cdr(data, connection.msgtype).data.rstrip('x'))
+                for connection, time, data in storage.messages(storage.connections)]
+    finally:
+        storage.close()
+    assert read == expected
+    assert recover(bag) == {'/s': 121}
+    with Reader(bag) as reader:
+        assert [(time, store.deserialize_cdr(data, connection.msgtype).data.rstrip('x'))
+                for connection, time, data in reader.messages()] == expected
+
+
 def read_all(bag: Path) -> list[tuple[str, int, float]]:
     """(topic, time, x of the first transform) of every message, read by rosbags' own reader
     from the metadata and files as written."""
@@ -284,3 +329,47 @@ def test_a_bag_that_cannot_grow_says_so_and_keeps_what_was_written(tmp_path: Pat
         for record in StreamReader(stream).records:
             read += isinstance(record, McapMessage)
     assert read > 400  # of the 5 MiB the file could take, in 10 kB messages
+
+
+LIMITED_SQLITE_WRITER = '''
+import resource, signal, sys
+from pathlib import Path
+
+from arsim_core.recording.bag import BagWriter, RecordingError, TopicQos
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (5 * 2**20, 5 * 2**20))
+writer = BagWriter(Path(sys.argv[1]), lambda name: '', storage='sqlite3')
+writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
+store = writer.typestore
+data = bytes(store.serialize_cdr(store.types['std_msgs/msg/String'](data='x' * 10000),
+                                 'std_msgs/msg/String'))
+try:
+    for step in range(2000):
+        writer.write('/s', step, data)
+        if step % 100 == 0:
+            writer.checkpoint()
+except RecordingError as exc:
+    print(exc)
+try:
+    writer.close()
+except RecordingError as exc:
+    print(exc)
+'''
+
+
+def test_an_sqlite3_bag_that_cannot_grow_says_so_and_keeps_what_was_committed(
+        tmp_path: Path) -> None:
+    bag = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', LIMITED_SQLITE_WRITER, str(bag)], timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f'{bag}: cannot write to the bag ('), done.stdout
+    assert 'it holds what was written before' in done.stdout
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    kept = info['message_count']
+    assert kept > 100  # of the 5 MiB the file could take, in 10 kB messages
+    # SQLite itself reads what was committed after the file's last copy into place, if any
+    (recovered,) = recover(bag).values()
+    assert kept <= recovered < 2000
+    with Reader(bag) as reader:
+        assert [time for _, time, _ in reader.messages()] == list(range(recovered))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +45,12 @@ from rosbags.rosbag2 import (
     WriterError,
 )
 from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from arsim_core.errors import ArsimError
+from arsim_core.recording import sqlite_file
 from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES
 
 if TYPE_CHECKING:
@@ -113,7 +116,9 @@ def write_metadata(bag: Path, document: dict[str, Any]) -> None:
     """``metadata.yaml`` of ``bag``, replaced whole (a reader never sees half of it)."""
     staged = bag / f'{METADATA}.tmp'
     try:
-        staged.write_text(yaml.dump(document, Dumper=SafeDumper, sort_keys=False))
+        staged.unlink(missing_ok=True)  # a link left there (a tampered bag) is not followed
+        with staged.open('x') as stream:
+            stream.write(yaml.dump(document, Dumper=SafeDumper, sort_keys=False))
         staged.replace(bag / METADATA)
     except OSError as exc:
         msg = f'{bag}: cannot write {METADATA} ({exc.strerror or exc})'
@@ -214,7 +219,9 @@ class BagWriter:
             if self.compress:
                 writer.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
             writer.open()
-        except (WriterError, OSError) as exc:
+            if self.storage == 'sqlite3':
+                sqlite_file.start_logging(_database(writer))
+        except (WriterError, OSError, sqlite3.Error) as exc:
             msg = f'{self.path}: cannot create the bag: {exc}'
             raise RecordingError(msg) from exc
         self._parts.append(part)
@@ -229,11 +236,13 @@ class BagWriter:
         part = self._parts[-1]
         staged = staged_file(self.path, part.name)
         try:
+            if self.storage == 'sqlite3':
+                sqlite_file.stop_logging(_database(self._writer))
             self._writer.close()
             staged.replace(self.path / part.name)
             shutil.rmtree(staged.parent)
-        except OSError as exc:
-            msg = f'{self.path}: cannot close {part.name} ({exc.strerror or exc})'
+        except (OSError, sqlite3.Error) as exc:
+            msg = f'{self.path}: cannot close {part.name} ({_reason(exc)})'
             raise RecordingError(msg) from exc
 
     def add_topic(self, topic: str, msgtype: str, qos: TopicQos) -> None:
@@ -262,8 +271,8 @@ class BagWriter:
             part = self._parts[-1]
         try:
             self._writer.write(self._connections[topic], timestamp_ns, data)
-        except OSError as exc:
-            msg = (f'{self.path}: cannot write to the bag ({exc.strerror or exc}); it holds '
+        except (OSError, sqlite3.Error) as exc:
+            msg = (f'{self.path}: cannot write to the bag ({_reason(exc)}); it holds '
                    f'what was written before')
             raise RecordingError(msg) from exc
         self.counts[topic] += 1
@@ -276,12 +285,18 @@ class BagWriter:
 
     def checkpoint(self) -> None:
         """Write ``metadata.yaml`` for what the bag holds so far, so that a bag whose recorder
-        is killed (SIGKILL, a power cut) still opens with ``ros2 bag``, its MCAP files reading
-        up to the last chunk written; ``close`` replaces it with the final one. SQLite keeps
-        nothing before closing, so its bags get none."""
-        if self.storage == 'mcap':
-            staged = staged_file(self.path, self._parts[-1].name)
-            self._write_metadata(str(staged.relative_to(self.path)))
+        is killed (SIGKILL, a power cut) still opens with ``ros2 bag``: its MCAP files read
+        up to the last chunk written, its SQLite files hold what was committed here (callers
+        checkpoint every second); ``close`` replaces it with the final one."""
+        if self.storage == 'sqlite3':
+            try:
+                sqlite_file.commit(_database(self._writer))
+            except (OSError, sqlite3.Error) as exc:
+                msg = (f'{self.path}: cannot write to the bag ({_reason(exc)}); it holds '
+                       f'what was written before')
+                raise RecordingError(msg) from exc
+        staged = staged_file(self.path, self._parts[-1].name)
+        self._write_metadata(str(staged.relative_to(self.path)))
 
     def close(self) -> BagSummary:
         """Close the last file, write the metadata; the summary of what the bag holds."""
@@ -330,6 +345,17 @@ class BagWriter:
             self.typestore.register(parsed)
             pending += [nested for _, fields in parsed.values() for _, field in fields
                         for nested in _named_types(field)]
+
+
+def _reason(exc: OSError | sqlite3.Error) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
+def _database(writer: Writer) -> sqlite3.Connection:
+    """The connection rosbags' SQLite storage writes through."""
+    storage = writer.storage
+    assert isinstance(storage, Sqlite3Writer)
+    return storage.conn
 
 
 def _named_types(field: Any) -> list[str]:

@@ -22,8 +22,13 @@ from websockets.sync.client import connect
 DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / 'docs' / 'images'
 FRAME_S = 0.025  # the default scenario's 40 Hz
-UPGRADE = (b'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
-           b'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n')
+
+
+def _upgrade(port: int) -> bytes:
+    """A WebSocket's opening request, as a page of the view sends it."""
+    return (b'GET /ws HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n'
+            b'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+            b'Sec-WebSocket-Version: 13\r\n\r\n' % port)
 
 
 def _settings(port: int, wait_for_drivers: bool = False) -> dict:
@@ -153,7 +158,7 @@ def test_bad_commands_and_vanishing_pages_leave_the_simulation_running(simulatio
         assert later > before, (before, later)
     # Both pages went away mid-stream; a page that drops its connection without a close:
     raw = socket.create_connection(('127.0.0.1', port))
-    raw.sendall(UPGRADE)
+    raw.sendall(_upgrade(port))
     raw.close()
     with connect(url) as third:
         assert [m for m in _frames(third, 2) if m['type'] == 'frame']
@@ -168,7 +173,7 @@ def test_a_page_that_stopped_answering_does_not_hold_up_stopping(simulation) -> 
     sim = simulation(settings=_settings(port))
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
     with socket.create_connection(('127.0.0.1', port)) as silent:  # never reads again
-        silent.sendall(UPGRADE)
+        silent.sendall(_upgrade(port))
         assert silent.recv(12) == b'HTTP/1.1 101'
         time.sleep(1.0)  # frames pile up unread
         assert sim.stop() == 0, sim.log

@@ -8,6 +8,11 @@ skips snapshots. The page's
 buttons come back as small JSON commands that set the loop's :class:`Pacing`; anything else is
 answered with an error message and otherwise ignored. Camera images are JPEG files a page asks
 for one after the other, so each page gets them as fast as it takes them and no faster.
+
+Everything a request brings is hostile until checked: its ``Host`` and the WebSocket's
+``Origin`` (:mod:`arsim_core.view.access`), how many pages are open (MAX_PAGES), and each
+command's size, nesting and rate (:mod:`arsim_core.view.commands`). What the refusals log goes
+through one :class:`LogLimit`, so a page that sends garbage cannot flood /rosout or a bag.
 """
 
 from __future__ import annotations
@@ -24,17 +29,23 @@ from typing import Any
 import cv2
 import numpy as np
 from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp.typedefs import Handler
 
 from arsim_core.engine.pacing import MAX_STEPS, PacingStatus
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
+from arsim_core.log_limit import LogLimit, clip
+from arsim_core.view import commands
+from arsim_core.view.access import Access
+from arsim_core.view.commands import MAX_COMMAND_BYTES, CommandRate
 from arsim_core.view.feed import PERIOD_S, Snapshot, ViewFeed
 from arsim_core.view.track_image import TrackImage, track_image
 
 Log = Callable[[str, str], None]  # (level: info | warn | error, text)
 STATIC = resources.files('arsim_core.view') / 'static'
-MAX_COMMAND_BYTES = 4096
 JPEG_QUALITY = 80
+MAX_PAGES = 16  # WebSockets open at once; one more is answered 503
+MAX_REPLY_CHARS = 300  # of an error message sent back to a page
 # Stopping the view waits at most CLOSE_S for the pages to answer the close (all at once: one
 # whose network went away never does), SHUTDOWN_S for requests in progress, and as long again
 # for the thread: well within the grace the launcher gives a node to stop (STOP_GRACE_S, 5 s).
@@ -57,6 +68,9 @@ class WebView:
         self._frame_json: tuple[int, str] = (0, '')
         self._jpeg: tuple[int, bytes] | None = None
         self._pages: set[web.WebSocketResponse] = set()
+        self._sockets = 0  # WebSockets being opened or open
+        self._access: Access | None = None
+        self._log_limit = LogLimit()
 
     @property
     def url(self) -> str:
@@ -75,6 +89,7 @@ class WebView:
             msg = f'view: cannot serve the web page on {self.host}:{self.port} ({exc})'
             raise ArsimError(msg) from exc
         self.port = listener.getsockname()[1]  # the one bound, when asked for any (0)
+        self._access = Access(self.host, self.port)
         self._thread.start()
         future: Future[None] = asyncio.run_coroutine_threadsafe(self._serve(listener),
                                                                 self._loop)
@@ -100,7 +115,7 @@ class WebView:
         await self._runner.cleanup()
 
     async def _serve(self, listener: socket.socket) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[self._checked_host])
         app.add_routes([web.get('/', self._page), web.get('/ws', self._socket),
                         web.get('/track.png', self._track_png),
                         web.get('/camera.jpg', self._camera),
@@ -109,6 +124,26 @@ class WebView:
                                      shutdown_timeout=SHUTDOWN_S)
         await self._runner.setup()
         await web.SockSite(self._runner, listener).start()
+
+    # --- what is answered ---------------------------------------------------------------------
+    @web.middleware
+    async def _checked_host(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every request, page, file, image or socket, must name this server in ``Host``."""
+        assert self._access is not None
+        problem = self._access.host_problem(request.headers.get('Host'), _local(request))
+        if problem is not None:
+            raise self._refused(web.HTTPForbidden, problem)
+        return await handler(request)
+
+    def _refused(self, kind: type[web.HTTPException], problem: str) -> web.HTTPException:
+        """The answer to a request refused for ``problem``, which is logged (within limits)."""
+        self._warn(f'view: refused {problem}')
+        return kind(text=f'{problem}; see docs/view.md\n')
+
+    def _warn(self, text: str) -> None:
+        line = self._log_limit.admit(text)
+        if line is not None:
+            self.log('warn', line)
 
     # --- files ------------------------------------------------------------------------------
     async def _page(self, _request: web.Request) -> web.Response:
@@ -173,20 +208,43 @@ class WebView:
 
     # --- the page's socket -------------------------------------------------------------------
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        assert self._access is not None
+        problem = self._access.origin_problem(request.headers.get('Origin'), _local(request))
+        if problem is not None:
+            raise self._refused(web.HTTPForbidden, problem)
+        if self._sockets >= MAX_PAGES:
+            raise self._refused(web.HTTPServiceUnavailable,
+                                f'a page: {MAX_PAGES} are open already, the most the view '
+                                f'serves at once; close one')
+        self._sockets += 1
+        try:
+            return await self._serve_page(request)
+        finally:
+            self._sockets -= 1
+
+    async def _serve_page(self, request: web.Request) -> web.WebSocketResponse:
         page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0,
                                      timeout=CLOSE_S)
         await page.prepare(request)
         self._pages.add(page)
         sender = asyncio.create_task(self._send_frames(page))
+        rate = CommandRate()
         try:
             async for message in page:
-                if message.type == WSMsgType.TEXT:
+                admitted, dropping = rate.admit()
+                if dropping:
+                    reply: str | None = (f'more than {rate.per_s:g} commands a second; '
+                                         f'dropping them until the page sends fewer')
+                elif not admitted:
+                    continue
+                elif message.type == WSMsgType.TEXT:
                     reply = self._command(message.data)
                 else:
                     reply = f'expected a JSON command as text, got a {message.type.name} message'
                 if reply is not None:
-                    self.log('warn', f'view: {reply}')
-                    await page.send_json({'type': 'error', 'message': reply})
+                    self._warn(f'view: {reply}')
+                    await page.send_json({'type': 'error',
+                                          'message': clip(reply, MAX_REPLY_CHARS)})
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
@@ -242,11 +300,9 @@ class WebView:
     def _command(self, text: str) -> str | None:
         """Carry out one command of the page; the trouble with it, or None."""
         try:
-            command = json.loads(text)
+            command = commands.parse(text)
         except ValueError as exc:
-            return f'a command that is not JSON ({exc})'
-        if not isinstance(command, dict):
-            return f'expected a JSON object with an "op", got {text[:80]!r}'
+            return str(exc)
         op, pacing = command.get('op'), self.feed.pacing
         try:
             if op == 'play':
@@ -256,13 +312,20 @@ class WebView:
             elif op == 'step':
                 frames = command.get('frames', 1)
                 if not isinstance(frames, int) or isinstance(frames, bool):
-                    return f'expected "frames" from 1 to {MAX_STEPS}, got {frames!r}'
+                    return f'expected "frames" from 1 to {MAX_STEPS}, got {clip(repr(frames), 80)}'
                 pacing.step(frames)
             elif op == 'set_real_time_factor':
                 pacing.set_real_time_factor(command.get('value'))  # type: ignore[arg-type]
             else:
-                return (f'unknown command {op!r}; expected play, pause, step or '
+                return (f'unknown command {clip(repr(op), 80)}; expected play, pause, step or '
                         f'set_real_time_factor')
         except ValueError as exc:
             return f'{op}: {exc}'
         return None
+
+
+def _local(request: web.Request) -> str:
+    """The address the request arrived at."""
+    transport = request.transport
+    where = transport.get_extra_info('sockname') if transport is not None else None
+    return str(where[0]) if where else ''

@@ -108,9 +108,21 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
             sim.stop()
 
 
+def packet_width() -> float:
+    """The Embree packet width the ray casters chose on this CPU (16 with AVX-512, 8 with
+    AVX2, 4 with SSE), so that figures from different machines can be told apart; 0 where
+    Embree packets are unavailable."""
+    from arsim_core.backend.embree import EmbreeUnavailableError, runtime
+
+    try:
+        return float(runtime().width)
+    except EmbreeUnavailableError:
+        return 0.0
+
+
 def run(names: list[str] | None = None, scene: str | None = None
         ) -> list[tuple[str, float, str]]:
-    figures = []
+    figures = [('embree_packet_width', packet_width(), 'rays')]
     for name in names or list(CONFIGS):
         result = measure(name, CONFIGS[name], scene=scene)
         hz = min(t['hz'] for t in result['topics'].values())

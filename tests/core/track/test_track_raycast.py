@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from track_lap_driver import drive_lap
@@ -117,6 +122,47 @@ def test_packet_caster_hits_what_single_rays_hit(ring, ray_caster):
         expected, _ = single.cast(np.repeat(origin, len(directions), axis=0), directions)
         distance = packets.cast(origin, directions)[0]
         np.testing.assert_allclose(distance, expected, atol=1e-4)
+
+
+# Embree's instruction sets, the CPU flags each needs, and the packet width it traces natively.
+ISAS = {'sse4.2': ({'sse4_2'}, 4), 'avx2': ({'avx2'}, 8),
+        'avx512': ({'avx512f', 'avx512dq', 'avx512cd', 'avx512bw', 'avx512vl'}, 16)}
+# The packet tests that run again under every instruction set the CPU has: the 3D caster against
+# single rays, and the compiled 2D scans against the NumPy path.
+PACKET_TESTS = (
+    'tests/core/track/test_track_raycast.py::test_packet_caster_hits_what_single_rays_hit',
+    'tests/core/sensors/test_lidar_scan.py', 'tests/core/sensors/test_lidar_batch.py')
+
+
+def _cpu_flags() -> set[str]:
+    text = Path('/proc/cpuinfo').read_text() if Path('/proc/cpuinfo').is_file() else ''
+    return next((set(line.split(':', 1)[1].split()) for line in text.splitlines()
+                 if line.startswith('flags')), set())
+
+
+@pytest.mark.parametrize('isa', list(ISAS))
+def test_packets_hit_what_single_rays_hit_under_every_instruction_set(repo_root, isa):
+    """Embree emulates packets wider than the CPU's vectors, and its emulated 16-wide packets
+    missed walls on AVX2 that single rays hit: every machine class must cast the same hits.
+    The packet tests run again with Embree told to use ``isa`` (the native one ran already),
+    and the caster must pick the packet width that is native there."""
+    needs, width = ISAS[isa]
+    flags = _cpu_flags()
+    if not needs <= flags:
+        pytest.skip(f'this CPU has no {isa}')
+    native = max(w for n, w in ISAS.values() if n <= flags)
+    if width == native or os.environ.get('ARSIM_EMBREE_CONFIG'):
+        pytest.skip(f'{isa} is what this process runs on already')
+    env = {**os.environ, 'ARSIM_EMBREE_CONFIG': f'isa={isa}'}
+    chosen = subprocess.run(
+        [sys.executable, '-c', 'from arsim_core.backend.embree import runtime; '
+                               'print(runtime().width)'],
+        env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert chosen.stdout.split()[-1] == str(width), chosen.stdout + chosen.stderr
+    run = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+                          *PACKET_TESTS], cwd=repo_root, env=env, capture_output=True,
+                         text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
 def _closed_box(half: float = 2.0) -> tuple[np.ndarray, np.ndarray]:

@@ -1,13 +1,16 @@
 """Embree 4 packet ray casting, called from numba-compiled code.
 
 ``embreex`` traces one ray at a time from Cython (about 9 M rays/s on one core here for an
-OS1-64 revolution on arsim_ring); calling Embree's 16-wide packet intersector from a numba loop,
-with no Python between packets, gives about 60 M rays/s on one core. The loop is
-single-threaded on purpose: numba's parallel loops slow down ten-fold when their threads are
-preempted. A cast of many rays (a 3D LiDAR's revolution) is instead shared with one helper
-thread (``_helper_thread``; ``ARSIM_RAY_THREADS=1`` keeps it on the caller's). The library is the
-one the embreex wheel ships (or a system ``libembree4``); scenes are built through its C API
-with ctypes.
+OS1-64 revolution on arsim_ring); calling Embree's packet intersector from a numba loop, with no
+Python between packets, is several times faster. Packets are as wide as Embree traces natively
+on the CPU (``packet_width``: 16 rays with AVX-512, 8 with AVX2, 4 with SSE); Embree emulates
+wider ones, and its emulated 16-wide packets were 3 times slower on AVX2 than native 8-wide
+ones. ``ARSIM_EMBREE_CONFIG`` is Embree's device configuration (``isa=avx2`` casts as an AVX2
+machine would). The loop is single-threaded on purpose: numba's parallel loops slow down
+ten-fold when their threads are preempted. A cast of many rays (a 3D LiDAR's revolution) is
+instead shared with one helper thread (``_helper_thread``; ``ARSIM_RAY_THREADS=1`` keeps it on
+the caller's). The library is the one the embreex wheel ships (or a system ``libembree4``);
+scenes are built through its C API with ctypes, in Embree's robust (watertight) mode.
 
 A 2D LiDAR has a second kernel, ``scan``: the sensor's rays from the car's pose, the packets
 and the range model in one call, so a 1080-beam scan on arsim_ring renders in about 30 us
@@ -16,16 +19,14 @@ and the range model in one call, so a 1080-beam scan on arsim_ring renders in ab
 spare, such as a Gymnasium environment; the backend process keeps one thread, for the reason
 above.
 
-Layouts follow ``rtcore_ray.h`` of Embree 4: a ``RTCRayHit16`` is the ray (12 arrays of 16
+Layouts follow ``rtcore_ray.h`` of Embree 4: a ``RTCRayHitN`` is the ray (12 arrays of N
 floats/uints: org xyz, tnear, dir xyz, time, tfar, mask, id, flags) followed by the hit (Ng xyz,
 u, v, primID, geomID, instID, and instPrimID in builds with instance arrays), 64-byte aligned.
 Only fields before ``instID`` are read, so both builds work.
 
 Packets are traced with ``RTC_RAY_QUERY_FLAG_COHERENT`` in their ``RTCIntersectArguments``:
 sensor rays are coherent (neighbouring beams share an origin and nearly a direction), and
-Embree's coherent traversal cast a 65k-ray OS1 revolution 2.6 times as fast here, with the same
-hits as single-ray ``embreex``. (The default incoherent packet traversal missed a wall for 9 of
-720k rays on arsim_ring where the other casters hit it.)
+Embree's coherent traversal cast a 65k-ray OS1 revolution 2.6 times as fast here.
 """
 
 from __future__ import annotations
@@ -55,10 +56,16 @@ _RTC_FORMAT_FLOAT3 = 0x9003
 _INVALID_ID = 0xFFFFFFFF
 _RTC_RAY_QUERY_FLAG_COHERENT = 1 << 16
 _RTC_FEATURE_FLAG_ALL = 0xFFFFFFFF
-PACKET = 16
+_RTC_SCENE_FLAG_ROBUST = 1 << 2
+# rtcGetDeviceProperty: whether rtcIntersect4/8/16 run natively, not emulated
+_RTC_DEVICE_PROPERTY_NATIVE_RAY = {4: 32, 8: 33, 16: 34}
+PACKET = 16  # rays that callers pad their beams to: a multiple of every packet width
 # Threads a large cast may use (ARSIM_RAY_THREADS, default 2; 1 casts on the caller's only).
 _THREADS = max(1, int(os.environ.get('ARSIM_RAY_THREADS', '2') or '2'))
-_PACKET_WORDS = 12 * PACKET + 9 * PACKET  # ray + hit up to and including instPrimID
+_PACKET_FIELDS = 12 + 9  # ray + hit, up to and including instPrimID
+# ARSIM_EMBREE_CONFIG: Embree's device configuration (e.g. ``isa=avx2``), to run the casters as
+# on a machine of another CPU class.
+_DEVICE_CONFIG = os.environ.get('ARSIM_EMBREE_CONFIG', '')
 
 
 class EmbreeUnavailableError(ImportError):
@@ -84,7 +91,9 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     for name, restype, argtypes in (
             ('rtcNewDevice', p, [ctypes.c_char_p]),
             ('rtcGetDeviceError', i, [p]),
+            ('rtcGetDeviceProperty', ctypes.c_ssize_t, [p, i]),
             ('rtcNewScene', p, [p]),
+            ('rtcSetSceneFlags', None, [p, i]),
             ('rtcSetSceneBuildQuality', None, [p, i]),
             ('rtcReleaseScene', None, [p]),
             ('rtcCommitScene', None, [p]),
@@ -115,12 +124,13 @@ class _Runtime:
             self.lib = _bind(ctypes.CDLL(_library_path()))
         except OSError as exc:
             raise EmbreeUnavailableError(str(exc)) from exc
-        self.device = self.lib.rtcNewDevice(None)
+        self.device = self.lib.rtcNewDevice(_DEVICE_CONFIG.encode() or None)
         if not self.device:
-            msg = 'rtcNewDevice failed'
+            msg = f'rtcNewDevice failed (ARSIM_EMBREE_CONFIG={_DEVICE_CONFIG!r})'
             raise EmbreeUnavailableError(msg)
+        self.width = packet_width(self.lib, self.device)
         self._numba = numba
-        self.kernel = _compile(numba, self.lib)
+        self.kernel = _compile(numba, self.lib, self.width)
         self._scans: dict[bool, tuple[Any, Any, Any]] = {}
         # Compile now (about a second each), not in the middle of the first frame.
         empty = np.empty((0, 3), np.float32)
@@ -134,8 +144,8 @@ class _Runtime:
         serial or over numba's threads; ``scan_many`` compiles on its first call."""
         kernels = self._scans.get(parallel)
         if kernels is None:
-            rays, scan, scan_many = _compile_scan(self._numba, _intersect16(self.lib),
-                                                  parallel)
+            rays, scan, scan_many = _compile_scan(
+                self._numba, _intersect(self.lib, self.width), self.width, parallel)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
             if not parallel:  # ``rays`` is taken from the serial pair
                 rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
@@ -146,33 +156,45 @@ class _Runtime:
         return kernels
 
 
-def _intersect16(lib: ctypes.CDLL) -> Any:
+def packet_width(lib: ctypes.CDLL, device: int) -> int:
+    """The widest packet (16, 8 or 4 rays) Embree traces natively on this CPU: wider ones are
+    emulated, several times slower (16-wide packets on AVX2 took 5.5 times as long as on
+    AVX-512 here for an OS1-64 revolution)."""
+    for width in (16, 8):
+        if lib.rtcGetDeviceProperty(device, _RTC_DEVICE_PROPERTY_NATIVE_RAY[width]):
+            return width
+    return 4
+
+
+def _intersect(lib: ctypes.CDLL, width: int) -> Any:
+    """``rtcIntersect4``, ``8`` or ``16`` (valid, scene, rayhit, arguments)."""
     sz = ctypes.c_size_t
-    return ctypes.CFUNCTYPE(None, sz, sz, sz, sz)(('rtcIntersect16', lib))
+    return ctypes.CFUNCTYPE(None, sz, sz, sz, sz)((f'rtcIntersect{width}', lib))
 
 
-def _packet_setup(numba: Any) -> Any:
+def _packet_setup(numba: Any, width: int) -> Any:
     """Numba function ``new_packet(tnear) -> (ray, bits, arguments)``: a zeroed, 64-byte aligned
-    ``RTCRayHit16`` as float32 (``ray``) and uint32 (``bits``) views, with the fields no
+    ``RTCRayHit<width>`` as float32 (``ray``) and uint32 (``bits``) views, with the fields no
     intersection changes set (tnear, time, mask: every geometry, id, flags), and the
     ``RTCIntersectArguments`` of a coherent query (flags, feature_mask, context, filter,
-    intersect (NULL), minWidthDistanceFactor, read only by builds with RTC_MIN_WIDTH)."""
-    words, invalid = _PACKET_WORDS, np.uint32(_INVALID_ID)
+    intersect (NULL), minWidthDistanceFactor, read only by builds with RTC_MIN_WIDTH). Field f
+    of lane k is word ``f * width + k``."""
+    words, invalid = _PACKET_FIELDS * width, np.uint32(_INVALID_ID)
     coherent = np.uint32(_RTC_RAY_QUERY_FLAG_COHERENT)
     all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
     unit_width = np.float32(1.0).view(np.uint32)
 
     @numba.njit(nogil=True, cache=False)
     def new_packet(tnear: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raw = np.empty(words + 16, np.float32)
+        raw = np.empty(words + 16, np.float32)  # room to align to 64 bytes
         skip = ((64 - raw.ctypes.data % 64) % 64) // 4
         ray = raw[skip:skip + words]
         for k in range(words):  # no stale garbage (or slow denormals) in a miss's hit
             ray[k] = 0.0
         bits = ray.view(np.uint32)
-        for k in range(16):  # time, id and flags stay 0
-            ray[48 + k] = tnear
-            bits[144 + k] = invalid
+        for k in range(width):  # time, id and flags stay 0
+            ray[3 * width + k] = tnear
+            bits[9 * width + k] = invalid
         arguments = np.zeros(10, np.uint32)
         arguments[0] = coherent
         arguments[1] = all_features
@@ -197,54 +219,59 @@ def _steady(numba: Any) -> Any:
     return steady
 
 
-def _incidence(numba: Any) -> Any:
+def _incidence(numba: Any, width: int) -> Any:
     """Numba function ``incidence(ray, k) -> float32``: |cos| of the angle between lane k's
     ray and the surface it hit, from Embree's geometric normal Ng (unnormalised; no
     instancing, so in the world frame); 0 for a degenerate normal."""
     zero = np.float32(0.0)
+    normal, direction = 12 * width, 4 * width
 
     @numba.njit(nogil=True, cache=False, inline='always')
     def incidence(ray: np.ndarray, k: int) -> np.float32:
-        nx, ny, nz = ray[192 + k], ray[208 + k], ray[224 + k]
+        nx, ny, nz = ray[normal + k], ray[normal + width + k], ray[normal + 2 * width + k]
         length = np.sqrt(nx * nx + ny * ny + nz * nz)
-        dot = nx * ray[64 + k] + ny * ray[80 + k] + nz * ray[96 + k]
+        dot = (nx * ray[direction + k] + ny * ray[direction + width + k]
+               + nz * ray[direction + 2 * width + k])
         return abs(dot) / length if length > 0.0 else zero
 
     return incidence
 
 
-def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
-    """Numba kernel: cast n rays in 16-wide packets.
+def _compile(numba: Any, lib: ctypes.CDLL, width: int) -> Any:
+    """Numba kernel: cast n rays in packets of ``width``.
 
     The ctypes function pointer is a compile-time constant, so the kernel is compiled per
     process (about a second) rather than cached.
     """
-    intersect16 = _intersect16(lib)
-    new_packet = _packet_setup(numba)
-    incidence = _incidence(numba)
+    intersect = _intersect(lib, width)
+    new_packet = _packet_setup(numba, width)
+    incidence = _incidence(numba, width)
     steady = _steady(numba)
+    w = width
+    oy, oz, dx, dy, dz, tfar = w, 2 * w, 4 * w, 5 * w, 6 * w, 8 * w
+    prim, geom, inst = 17 * w, 18 * w, 19 * w
     invalid = np.uint32(_INVALID_ID)
     inf, zero = np.float32(np.inf), np.float32(0.0)
 
     @numba.njit(nogil=True, cache=False)
     def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
-             tfar: float, distance: np.ndarray, primitive: np.ndarray,
+             tfar_value: float, distance: np.ndarray, primitive: np.ndarray,
              cosine: np.ndarray) -> None:
         n = directions.shape[0]
         m = origins.shape[0]
-        packets = (n + 15) // 16
+        packets = (n + w - 1) // w
         ray, bits, arguments = new_packet(tnear)
-        valid = np.empty(16, np.int32)
+        valid = np.empty(w, np.int32)
         for packet in range(packets):
-            base = packet * 16
+            base = packet * w
             first = base % m
             # Whole-packet loops, stored as vectors: Embree reads the packet with vector loads
             # right away, which scalar stores would stall. Lanes past n repeat ray n - 1.
-            for k in range(16):
+            for k in range(w):
                 i = min(base + k, n - 1)
                 if m == 1:
                     o = 0
-                elif m >= 16:
+                elif m >= w:
                     o = first + k
                     if o >= m:
                         o -= m
@@ -252,27 +279,28 @@ def _compile(numba: Any, lib: ctypes.CDLL) -> Any:
                     o = i % m
                 valid[k] = -1 if base + k < n else 0
                 ray[k] = origins[o, 0]
-                ray[16 + k] = origins[o, 1]
-                ray[32 + k] = origins[o, 2]
-                ray[64 + k] = steady(directions[i, 0])
-                ray[80 + k] = steady(directions[i, 1])
-                ray[96 + k] = steady(directions[i, 2])
-                ray[128 + k] = tfar
-                bits[272 + k] = invalid  # primID
-                bits[288 + k] = invalid  # geomID
-                bits[304 + k] = invalid  # instID
-            intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
-            for k in range(min(16, n - base)):  # branch-free; misses read stale normals
+                ray[oy + k] = origins[o, 1]
+                ray[oz + k] = origins[o, 2]
+                ray[dx + k] = steady(directions[i, 0])
+                ray[dy + k] = steady(directions[i, 1])
+                ray[dz + k] = steady(directions[i, 2])
+                ray[tfar + k] = tfar_value
+                bits[prim + k] = invalid
+                bits[geom + k] = invalid
+                bits[inst + k] = invalid
+            intersect(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            for k in range(min(w, n - base)):  # branch-free; misses read stale normals
                 i = base + k
-                hit = bits[288 + k] != invalid
-                distance[i] = ray[128 + k] if hit else inf
-                primitive[i] = np.int32(bits[272 + k]) if hit else -1
+                hit = bits[geom + k] != invalid
+                distance[i] = ray[tfar + k] if hit else inf
+                primitive[i] = np.int32(bits[prim + k]) if hit else -1
                 cosine[i] = incidence(ray, k) if hit else zero
 
     return cast
 
 
-def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, Any, Any]:
+def _compile_scan(numba: Any, intersect: Any, width: int,
+                  parallel: bool) -> tuple[Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
     the world, and ``scan``, pose to measured ranges in one call.
 
@@ -298,13 +326,16 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
       float32, as NumPy compares a float32 array with a Python float.
 
     An empty ``intensity`` skips the intensities (a user who reads only ranges, such as a
-    Gymnasium environment; 8 % of a scan here). Rays are traced in packets of 16; the
+    Gymnasium environment; 8 % of a scan here). Rays are traced in packets of ``width``; the
     parallel build spreads ``chunks`` runs of packets over numba's threads, the serial one
     ignores ``chunks``.
     """
-    new_packet = _packet_setup(numba)
-    incidence = _incidence(numba)
+    new_packet = _packet_setup(numba, width)
+    incidence = _incidence(numba, width)
     steady = _steady(numba)
+    w = width
+    oy, oz, dx, dy, dz, tfar = w, 2 * w, 4 * w, 5 * w, 6 * w, 8 * w
+    prim, geom, inst = 17 * w, 18 * w, 19 * w
     invalid = np.uint32(_INVALID_ID)
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
@@ -360,44 +391,44 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
         dropping = draws.shape[0] > 0
         boxes = box_distance.shape[0] > 0
         ray, bits, arguments = new_packet(np.float32(0.0))
-        valid = np.empty(16, np.int32)
-        distance = np.empty(16, np.float32)
-        cosine = np.empty(16, np.float32)
-        triangle = np.empty(16, np.uint32)
-        strength = np.empty(16, np.float32)
+        valid = np.empty(w, np.int32)
+        distance = np.empty(w, np.float32)
+        cosine = np.empty(w, np.float32)
+        triangle = np.empty(w, np.uint32)
+        strength = np.empty(w, np.float32)
         last_label = np.uint32(labels.shape[0] - 1)  # a miss
-        for k in range(16):  # one origin for every ray
+        for k in range(w):  # one origin for every ray
             ray[k] = np.float32(origin[0])
-            ray[16 + k] = np.float32(origin[1])
-            ray[32 + k] = np.float32(origin[2])
+            ray[oy + k] = np.float32(origin[1])
+            ray[oz + k] = np.float32(origin[2])
         r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
         r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
         r20, r21, r22 = rotation[2, 0], rotation[2, 1], rotation[2, 2]
         lx, ly, lz = local[0], local[1], local[2]  # padded to whole packets
         for packet in range(first, last):
-            base = packet * 16
-            count = min(16, n - base)
+            base = packet * w
+            count = min(w, n - base)
             # Whole-packet loops, stored as vectors: Embree reads the packet with vector loads
             # right away, which scalar stores would stall.
-            for k in range(16):
+            for k in range(w):
                 x, y, z = lx[base + k], ly[base + k], lz[base + k]
-                ray[64 + k] = steady(np.float32(x * r00 + y * r01 + z * r02))
-                ray[80 + k] = steady(np.float32(x * r10 + y * r11 + z * r12))
-                ray[96 + k] = steady(np.float32(x * r20 + y * r21 + z * r22))
-                ray[128 + k] = far
-                bits[272 + k] = invalid  # primID
-                bits[288 + k] = invalid  # geomID
-                bits[304 + k] = invalid  # instID
+                ray[dx + k] = steady(np.float32(x * r00 + y * r01 + z * r02))
+                ray[dy + k] = steady(np.float32(x * r10 + y * r11 + z * r12))
+                ray[dz + k] = steady(np.float32(x * r20 + y * r21 + z * r22))
+                ray[tfar + k] = far
+                bits[prim + k] = invalid
+                bits[geom + k] = invalid
+                bits[inst + k] = invalid
                 valid[k] = -1 if k < count else 0
-            intersect16(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
-            for k in range(16):  # branch-free, so it vectorises
-                distance[k] = ray[128 + k] if bits[288 + k] != invalid else inf
+            intersect(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            for k in range(w):  # branch-free, so it vectorises
+                distance[k] = ray[tfar + k] if bits[geom + k] != invalid else inf
             if shining:
-                for k in range(16):  # misses read stale normals, and are then discarded
-                    hit = bits[288 + k] != invalid
+                for k in range(w):  # misses read stale normals, and are then discarded
+                    hit = bits[geom + k] != invalid
                     cosine[k] = incidence(ray, k) if hit else zero
-                    triangle[k] = bits[272 + k] if hit else last_label
-                for k in range(16):
+                    triangle[k] = bits[prim + k] if hit else last_label
+                for k in range(w):
                     strength[k] = gain[labels[triangle[k]]]
             if boxes:  # scene.nearer
                 for k in range(count):
@@ -440,7 +471,7 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
         far = np.float32(min(max_distance, 3.0e38))
         low, high = np.float32(range_min), np.float32(range_max)
         std, drop = np.float32(noise_std), np.float32(dropout)
-        packets = (ranges.shape[0] + 15) // 16
+        packets = (ranges.shape[0] + w - 1) // w
         runs = max(1, min(chunks, packets)) if parallel else 1
         for run in numba.prange(runs):  # contiguous runs: interleaved ones share cache lines
             trace(scene, origin, rotation, local, labels, far, low, high, std, noise, drop,
@@ -461,7 +492,7 @@ def _compile_scan(numba: Any, intersect16: Any, parallel: bool) -> tuple[Any, An
         spreads the sensors (and, for fewer sensors than ``chunks``, runs of their packets)
         over numba's threads."""
         sensors = poses.shape[0]
-        packets = (ranges.shape[1] + 15) // 16
+        packets = (ranges.shape[1] + w - 1) // w
         runs = max(1, min(chunks // sensors, packets)) if parallel and sensors < chunks else 1
         for job in numba.prange(sensors * runs):
             i = job // runs
@@ -537,13 +568,14 @@ def _parts(rays: int, origins: int, count: int = 4) -> list[slice]:
     of a cycled origin count; one part (no split) for small casts."""
     if rays < SPLIT_RAYS or _THREADS < 2:
         return [slice(0, rays)]
-    step = 16 if origins in (1, rays) else math.lcm(16, origins)
+    step = PACKET if origins in (1, rays) else math.lcm(PACKET, origins)
     cuts = sorted({min(rays, (rays * k // count) // step * step) for k in range(count)} | {rays})
     return [slice(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
 class EmbreePacketRaycaster:
-    """A static triangle scene; ``cast`` traces packets of 16 rays from compiled code.
+    """A static triangle scene; ``cast`` traces packets of rays from compiled code, as wide as
+    Embree traces natively on the CPU (``packet_width``).
 
     Scenes are built with Embree's low-quality (Morton) builder: on arsim_ring its BVH traces a
     1080-beam scan 10 % and an OS1 revolution 6 % faster than the default SAH one, with the
@@ -557,6 +589,11 @@ class EmbreePacketRaycaster:
         lib = rt.lib
         self._scene = lib.rtcNewScene(rt.device)
         lib.rtcSetSceneBuildQuality(self._scene, _RTC_BUILD_QUALITY_LOW)
+        # Watertight triangle tests: without them a ray along the shared edge of two
+        # triangles may pass between them, and did (9 of 655k rays of an OS1 revolution on
+        # arsim_ring missed a wall with 8-wide packets on AVX2 and with incoherent 16-wide
+        # ones on AVX-512; single rays hit it)
+        lib.rtcSetSceneFlags(self._scene, _RTC_SCENE_FLAG_ROBUST)
         vertices = np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3)
         triangles = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
         if len(triangles):

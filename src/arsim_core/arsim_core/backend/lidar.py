@@ -18,7 +18,7 @@ import numpy as np
 
 from arsim_core.backend import sweep
 from arsim_core.backend.boxes import BoxLayer
-from arsim_core.backend.embree import EmbreePacketRaycaster, prepare_scan
+from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
 from arsim_core.backend.shapes import Hits, Pose, nearer
 from arsim_core.backend.timeline import PoseRows
@@ -181,7 +181,7 @@ class Lidar2D:
     @cached_property
     def _frame(self) -> _ScanFrame:
         local = np.asarray(self.local_directions, np.float64).reshape(-1, 3)
-        padded = np.zeros((3, -(-len(local) // 16) * 16))
+        padded = np.zeros((3, -(-len(local) // PACKET) * PACKET))
         padded[0] = 1.0  # a harmless direction for the unused rays of the last packet
         padded[:, :len(local)] = local.T
         return _ScanFrame(

@@ -18,6 +18,10 @@ import yaml
 from arsim_core.errors import ArsimError, ConfigError
 
 _MISSING = object()
+# Nodes a YAML document may hold with every alias expanded: aliases make a tiny file stand for
+# an enormous one ("billion laughs"), which later code (checks, copies, JSON for a backend)
+# would walk in full. Real config files hold a few thousand.
+MAX_YAML_NODES = 100_000
 
 
 def load_yaml(path: str | Path, error: type[ArsimError] = ConfigError) -> Any:
@@ -42,37 +46,100 @@ def _load(path: Path, error: type[ArsimError]) -> tuple[Any, dict[str, int]]:
     except (OSError, UnicodeDecodeError) as exc:
         msg = f'{path}: cannot read ({getattr(exc, "strerror", None) or exc})'
         raise error(msg) from exc
+    return parse_yaml(text, str(path), error)
+
+
+def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError
+               ) -> tuple[Any, dict[str, int]]:
+    """``text``'s data and the 1-based line of every key path in it, from one parse; errors
+    name ``source``. Aliases that refer to themselves or expand past MAX_YAML_NODES nodes
+    are refused before anything is built from them."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_aliases(node, source, error)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, 'problem_mark', None)
-        where = f'{path}:{mark.line + 1}:{mark.column + 1}' if mark else str(path)
+        where = f'{source}:{mark.line + 1}:{mark.column + 1}' if mark else source
         problem = getattr(exc, 'problem', None) or str(exc)
         msg = f'{where}: invalid YAML: {problem}'
+        raise error(msg) from exc
+    except RecursionError as exc:  # PyYAML parses and composes by recursion
+        msg = f'{source}: invalid YAML: lists and mappings nest too deep'
         raise error(msg) from exc
     finally:
         loader.dispose()
     lines: dict[str, int] = {}
     if node is not None:
-        _key_lines(node, '', lines)
+        _key_lines(node, lines)
     return data, lines
 
 
-def _key_lines(node: yaml.Node, path: str, lines: dict[str, int]) -> None:
-    """Record the line of every mapping key and list item under ``node``, by the key paths
-    ``Section`` uses (``cars[0].name``)."""
+def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = _child_path(path, str(key_node.value))
-            lines[key] = key_node.start_mark.line + 1
-            _key_lines(value_node, key, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            key = f'{path}[{index}]'
-            lines[key] = item.start_mark.line + 1
-            _key_lines(item, key, lines)
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_aliases(root: yaml.Node, source: str, error: type[ArsimError]) -> None:
+    """Refuse a node graph with a cycle (``a: &a [*a]``) or more than MAX_YAML_NODES nodes
+    once aliases are expanded. Each node is visited once, without recursion: its expanded
+    size is counted from its children's, already counted."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the path from the root to the node being visited
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        if closing:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_YAML_NODES:
+                msg = (f'{source}:{node.start_mark.line + 1}: too many aliased nodes: '
+                       f'with its aliases expanded the document holds more than '
+                       f'{MAX_YAML_NODES} values')
+                raise error(msg)
+            continue
+        if key in sizes:
+            continue
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                msg = (f'{source}:{child.start_mark.line + 1}: recursive YAML alias: the value '
+                       f'anchored here contains an alias of itself')
+                raise error(msg)
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def _key_lines(root: yaml.Node, lines: dict[str, int]) -> None:
+    """Record the line of every mapping key and list item under ``root``, by the key paths
+    ``Section`` uses (``cars[0].name``); a node an alias repeats is walked at its first
+    place only."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, str]] = [(root, '')]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        children: list[tuple[yaml.Node, str]] = []
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = _child_path(path, str(key_node.value))
+                lines.setdefault(key, key_node.start_mark.line + 1)
+                children.append((value_node, key))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                key = f'{path}[{index}]'
+                lines.setdefault(key, item.start_mark.line + 1)
+                children.append((item, key))
+        stack.extend(reversed(children))
 
 
 def _child_path(path: str, key: str) -> str:

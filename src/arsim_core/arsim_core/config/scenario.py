@@ -18,7 +18,7 @@ from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
 from arsim_core.backend.appearance import KEYS as APPEARANCE_KEYS
 from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.backend.appearance import AppearanceRanges
-from arsim_core.config.fields import Section, describe_number, load_section, merge
+from arsim_core.config.fields import Section, describe_number, load_section, merge, parse_yaml
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
@@ -410,9 +410,7 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
 
 def parse_overrides(text: str) -> dict[str, Any]:
     """Overrides as passed between processes: a YAML mapping in one string ('' for none)."""
-    import yaml
-
-    data = yaml.safe_load(text) if text else {}
+    data = parse_yaml(text, 'settings overrides')[0] if text else {}
     if not isinstance(data, dict):
         msg = f'settings overrides must be a mapping, got {text!r}'
         raise ConfigError(msg)

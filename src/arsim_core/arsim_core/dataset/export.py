@@ -12,8 +12,10 @@ semantic ids of ``arsim_core.sensors.labels``, named in ``labels.yaml``.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Iterable
+import shutil
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,30 +43,57 @@ def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
            progress: Callable[[int], None] | None = None) -> int:
     """Write the labelled frames (images or clouds, by format) of ``bag``, or of its sensor
     topic ``sensor`` only, into the new folder ``out``; the number of frames written.
-    ``progress(n)`` is called after each frame."""
+    ``progress(n)`` is called after each frame.
+
+    The dataset is written in ``.<out's name>.partial`` beside ``out`` and renamed to ``out``
+    once complete, so a folder of that name is always a whole dataset; an export that fails
+    removes what it wrote, one that is killed leaves the partial folder, which the next
+    export into ``out`` starts afresh."""
     if fmt not in FORMATS:
         msg = f'format {fmt!r} unknown; expected one of {list(FORMATS)}'
         raise DatasetError(msg)
-    if out.exists():
+    out = Path(out)
+    if out.exists() or out.is_symlink():
         msg = f'{out} exists already; an export needs a new folder'
         raise DatasetError(msg)
-    out.mkdir(parents=True)
+    staging = out.parent / f'.{out.name}.partial'
+    with writing(out, staging.name):
+        _remove(staging)  # left by an export that was killed
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()
+    try:
+        folder = Folder(staging, out)
+        count = (_clouds if fmt in CLOUD_FORMATS else _images)(bag, folder, fmt, sensor,
+                                                               progress)
+        with writing(out, ''):
+            staging.rename(out)
+    except BaseException:
+        _remove(staging)
+        raise
+    return count
+
+
+def _clouds(bag: Path, folder: Folder, fmt: str, sensor: str | None,
+            progress: Callable[[int], None] | None) -> int:
+    write_cloud = _kitti_cloud if fmt == 'kitti' else _npy_cloud
     count = 0
-    if fmt in CLOUD_FORMATS:
-        write_cloud = _kitti_cloud if fmt == 'kitti' else _npy_cloud
-        for count, cloud in enumerate(labelled_clouds(bag, sensor), start=1):
-            write_cloud(out, f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}', cloud)
-            if progress is not None:
-                progress(count)
-        (out / 'labels.yaml').write_text(yaml.safe_dump(
-            {'labels': dict(sorted(labels.NAMES.items()))}, sort_keys=False))
-        return count
-    (out / 'images').mkdir()
-    writer = YoloWriter(out) if fmt == 'yolo' else CocoWriter(out)
+    for count, cloud in enumerate(labelled_clouds(bag, sensor), start=1):
+        write_cloud(folder, f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}', cloud)
+        if progress is not None:
+            progress(count)
+    folder.write_text('labels.yaml', yaml.safe_dump(
+        {'labels': dict(sorted(labels.NAMES.items()))}, sort_keys=False))
+    return count
+
+
+def _images(bag: Path, folder: Folder, fmt: str, sensor: str | None,
+            progress: Callable[[int], None] | None) -> int:
+    folder.mkdir('images')
+    writer = YoloWriter(folder) if fmt == 'yolo' else CocoWriter(folder)
+    count = 0
     for count, frame in enumerate(camera_frames(bag, sensor), start=1):
         name = f'{_file_stem(frame.camera)}_{frame.stamp_ns:019d}'
-        cv2.imwrite(str(out / 'images' / f'{name}.png'),
-                    cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
+        folder.write_image(f'images/{name}.png', cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
         found, instances = boxes(frame.semantic, frame.depth)
         writer.add(name, frame, found, instances)
         if progress is not None:
@@ -73,27 +102,79 @@ def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
     return count
 
 
+class Folder:
+    """The folder a dataset is written in (``path``, until it is renamed to ``final``); every
+    write checked, a failure a DatasetError naming the file."""
+
+    def __init__(self, path: Path, final: Path) -> None:
+        self.path = path
+        self.final = final
+
+    def mkdir(self, name: str) -> None:
+        with writing(self.final, name):
+            (self.path / name).mkdir(exist_ok=True)
+
+    def write_text(self, name: str, text: str) -> None:
+        with writing(self.final, name):
+            (self.path / name).write_text(text)
+
+    def write_array(self, name: str, write: Callable[[Path], None]) -> None:
+        """``write(path)`` writes the file (``np.save``, ``ndarray.tofile``)."""
+        with writing(self.final, name):
+            write(self.path / name)
+
+    def write_image(self, name: str, image: np.ndarray) -> None:
+        with writing(self.final, name):
+            written = cv2.imwrite(str(self.path / name), image)
+        if not written:  # OpenCV says no more than that (a full disk, a file size limit)
+            msg = f'{self.final}: cannot write {name} (is the disk full?)'
+            raise DatasetError(msg)
+
+
+@contextlib.contextmanager
+def writing(out: Path, name: str) -> Iterator[None]:
+    """OSError (and OpenCV's errors) while writing ``name`` of the dataset ``out`` as one
+    DatasetError naming it."""
+    try:
+        yield
+    except (OSError, cv2.error) as exc:
+        if isinstance(exc, OSError) and exc.strerror:
+            reason = exc.strerror + (f': {exc.filename}' if exc.filename else '')
+        else:
+            reason = ' '.join(str(exc).split())
+        msg = f'{out}: cannot write {name or "the dataset"} ({reason})'
+        raise DatasetError(msg) from exc
+
+
+def _remove(path: Path) -> None:
+    """``path``, whatever it is; a link is removed, never followed."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
 def _file_stem(topic: str) -> str:
     return topic.strip('/').replace('/', '_')
 
 
-def _kitti_cloud(out: Path, name: str, cloud: LabelledCloud) -> None:
+def _kitti_cloud(folder: Folder, name: str, cloud: LabelledCloud) -> None:
     """SemanticKITTI: x, y, z, intensity as float32 rows; a uint32 label per point (the
     semantic id in the lower 16 bits, instance 0 above)."""
-    for folder in ('velodyne', 'labels'):
-        (out / folder).mkdir(exist_ok=True)
+    for sub in ('velodyne', 'labels'):
+        folder.mkdir(sub)
     points = np.column_stack([cloud.xyz, cloud.intensity]).astype('<f4')
-    points.tofile(out / 'velodyne' / f'{name}.bin')
-    cloud.labels.astype('<u4').tofile(out / 'labels' / f'{name}.label')
+    folder.write_array(f'velodyne/{name}.bin', points.tofile)
+    folder.write_array(f'labels/{name}.label', cloud.labels.astype('<u4').tofile)
 
 
-def _npy_cloud(out: Path, name: str, cloud: LabelledCloud) -> None:
+def _npy_cloud(folder: Folder, name: str, cloud: LabelledCloud) -> None:
     """One structured array per cloud: x, y, z, intensity (float32) and label (uint8)."""
-    (out / 'clouds').mkdir(exist_ok=True)
+    folder.mkdir('clouds')
     points = np.empty(len(cloud.xyz), dtype=CLOUD_DTYPE)
     points['x'], points['y'], points['z'] = cloud.xyz.T
     points['intensity'], points['label'] = cloud.intensity, cloud.labels
-    np.save(out / 'clouds' / f'{name}.npy', points)
+    folder.write_array(f'clouds/{name}.npy', lambda path: np.save(path, points))
 
 
 CLOUD_DTYPE: Final = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
@@ -103,9 +184,9 @@ CLOUD_DTYPE: Final = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('inten
 class YoloWriter:
     """One ``labels/<image>.txt`` per image, ``class cx cy w h`` normalised to the image."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        (out / 'labels').mkdir()
+    def __init__(self, folder: Folder) -> None:
+        self.folder = folder
+        folder.mkdir('labels')
 
     def add(self, name: str, frame: CameraFrame, found: Iterable[Box2D],
             _instances: np.ndarray) -> None:
@@ -115,20 +196,20 @@ class YoloWriter:
             cx, cy = box.center()
             lines.append(f'{CLASS_NAMES.index(box.name)} {cx / width:.6f} {cy / height:.6f} '
                          f'{box.width / width:.6f} {box.height / height:.6f}')
-        (self.out / 'labels' / f'{name}.txt').write_text(''.join(f'{line}\n' for line in lines))
+        self.folder.write_text(f'labels/{name}.txt', ''.join(f'{line}\n' for line in lines))
 
     def close(self) -> None:
-        data = {'path': str(self.out.resolve()), 'train': 'images', 'val': 'images',
+        data = {'path': str(self.folder.final.resolve()), 'train': 'images', 'val': 'images',
                 'names': dict(enumerate(CLASS_NAMES))}
-        (self.out / 'data.yaml').write_text(yaml.safe_dump(data, sort_keys=False))
+        self.folder.write_text('data.yaml', yaml.safe_dump(data, sort_keys=False))
 
 
 class CocoWriter:
     """``annotations.json``: boxes, pixel areas and outline polygons, with each object's
     truncation and occlusion as attributes."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = out
+    def __init__(self, folder: Folder) -> None:
+        self.folder = folder
         self.images: list[dict[str, Any]] = []
         self.annotations: list[dict[str, Any]] = []
 
@@ -152,7 +233,7 @@ class CocoWriter:
                        else 'vehicle'} for i, name in enumerate(CLASS_NAMES, start=1)]
         document = {'info': {'description': 'arsim ground truth'}, 'images': self.images,
                     'annotations': self.annotations, 'categories': categories}
-        (self.out / 'annotations.json').write_text(json.dumps(document))
+        self.folder.write_text('annotations.json', json.dumps(document))
 
 
 def outline(mask: np.ndarray) -> list[list[float]]:

@@ -4,6 +4,9 @@ where recorded, depth) image of the same instant, the inputs of its 2D ground tr
 
 from __future__ import annotations
 
+import contextlib
+import struct
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,11 @@ from arsim_core.errors import ArsimError
 SEMANTIC_SUFFIX = '/semantic/image_raw'
 OUTPUTS = {'rgb': '/image_raw', 'semantic': SEMANTIC_SUFFIX, 'depth': '/depth/image_raw'}
 CHANNELS = {'rgb8': (np.uint8, 3), 'mono8': (np.uint8, 1), '32FC1': (np.float32, 1)}
+ENCODINGS = {'rgb': 'rgb8', 'semantic': 'mono8', 'depth': '32FC1'}
+MAX_SIDE = 16384  # pixels
+# what a message whose bytes or fields are corrupt raises while it is decoded
+CORRUPT = (ValueError, TypeError, IndexError, KeyError, AttributeError, struct.error,
+           OverflowError, AssertionError)
 
 
 class DatasetError(ArsimError):
@@ -54,14 +62,23 @@ def cameras(topics: set[str]) -> list[str]:
 
 
 def image_array(msg: Any) -> NDArray[Any]:
-    """A sensor_msgs/Image as an array (rgb8, mono8 and 32FC1, as arsim publishes them)."""
+    """A sensor_msgs/Image as an array (rgb8, mono8 and 32FC1, as arsim publishes them); a
+    DatasetError when its fields do not describe its data."""
     if msg.encoding not in CHANNELS:
-        problem = (f'image encoding {msg.encoding!r} not supported; expected one of '
+        problem = (f'image encoding {msg.encoding!r:.40} not supported; expected one of '
                    f'{sorted(CHANNELS)}')
         raise DatasetError(problem)
     dtype, channels = CHANNELS[msg.encoding]
+    row = msg.width * channels * np.dtype(dtype).itemsize
+    if not (0 < msg.height <= MAX_SIDE and 0 < msg.width <= MAX_SIDE
+            and row <= msg.step <= 4 * row and len(msg.data) == msg.height * msg.step):
+        problem = (f'image fields do not fit its data: {msg.width}x{msg.height} '
+                   f'{msg.encoding}, step {msg.step}, {len(msg.data)} bytes; expected sides '
+                   f'of 1 to {MAX_SIDE} pixels, a step of at least {row} and height x step '
+                   f'bytes')
+        raise DatasetError(problem)
     rows = np.frombuffer(msg.data, np.uint8).reshape(msg.height, msg.step)
-    pixels = rows[:, :msg.width * channels * np.dtype(dtype).itemsize].copy().view(dtype)
+    pixels = rows[:, :row].copy().view(dtype)
     return pixels.reshape(msg.height, msg.width, channels) if channels > 1 \
         else pixels.reshape(msg.height, msg.width)
 
@@ -98,12 +115,26 @@ def camera_frames(bag: Path, only: str | None = None) -> Iterator[CameraFrame]:
         needs = {camera: {o for c, o in wanted.values() if c == camera} for camera in chosen}
         pending: dict[tuple[str, int], dict[str, NDArray[Any]]] = {}
         connections = [c for c in reader.connections if c.topic in wanted]
-        for connection, _time, raw in reader.messages(connections=connections):
-            image: Any = reader.deserialize(raw, connection.msgtype)
-            camera, output = wanted[connection.topic]
-            stamp = _stamp(image)
-            images = pending.setdefault((camera, stamp), {})
-            images[output] = image_array(image)
+        index = Counter[str]()
+        for connection, time, raw in reader.messages(connections=connections):
+            topic = connection.topic
+            index[topic] += 1
+            with corrupt_message(bag, topic, index[topic], time):
+                image: Any = reader.deserialize(raw, connection.msgtype)
+                camera, output = wanted[topic]
+                stamp = _stamp(image)
+                images = pending.setdefault((camera, stamp), {})
+                if image.encoding != ENCODINGS[output]:
+                    problem = (f'its encoding is {image.encoding!r:.40}; expected '
+                               f'{ENCODINGS[output]!r} for a {output} image')
+                    raise DatasetError(problem)
+                images[output] = image_array(image)
+                shapes = {array.shape[:2] for array in images.values()}
+                if len(shapes) > 1:
+                    problem = (f'its image is {images[output].shape[1]}x'
+                               f'{images[output].shape[0]}, the other images of its camera at '
+                               f'that instant are not')
+                    raise DatasetError(problem)
             if images.keys() >= needs[camera]:
                 del pending[camera, stamp]
                 yield CameraFrame(camera, stamp, images['rgb'], images['semantic'],
@@ -112,10 +143,35 @@ def camera_frames(bag: Path, only: str | None = None) -> Iterator[CameraFrame]:
         reader.close()
 
 
+def _points(cloud: Any) -> NDArray[np.uint8]:
+    """A cloud's bytes as points x point_step."""
+    step = cloud.point_step
+    if not 0 < step <= 4096 or len(cloud.data) % step:
+        problem = f'its {len(cloud.data)} bytes are not whole points of point_step {step}'
+        raise DatasetError(problem)
+    return np.frombuffer(cloud.data, np.uint8).reshape(-1, step)
+
+
 def _field(points: NDArray[np.uint8], offset: int, dtype: str) -> NDArray[Any]:
     """One field of every point of a cloud's (points x point_step) bytes."""
     size = np.dtype(dtype).itemsize
+    if not 0 <= offset <= points.shape[1] - size:
+        problem = f'a field at offset {offset} does not fit in point_step {points.shape[1]}'
+        raise DatasetError(problem)
     return points[:, offset:offset + size].copy().view(dtype).reshape(-1)
+
+
+@contextlib.contextmanager
+def corrupt_message(bag: Path, topic: str, index: int, time_ns: int) -> Iterator[None]:
+    """A message of ``bag`` that cannot be decoded (or whose fields do not fit its data) as
+    one DatasetError naming its topic and place, the ``index``-th of the topic."""
+    try:
+        yield
+    except (DatasetError, AnyReaderError, *CORRUPT) as exc:
+        problem = ' '.join(str(exc).split())[:300] or type(exc).__name__
+        msg = (f'{bag}: {topic}: message {index} (recorded at t={time_ns / 1e9:.3f} s) is '
+               f'corrupt: {problem}')
+        raise DatasetError(msg) from exc
 
 
 def labelled_clouds(bag: Path, only: str | None = None) -> Iterator[LabelledCloud]:
@@ -125,17 +181,20 @@ def labelled_clouds(bag: Path, only: str | None = None) -> Iterator[LabelledClou
         clouds = [c for c in reader.connections if c.msgtype == 'sensor_msgs/msg/PointCloud2'
                   and only in (None, c.topic)]
         yielded = False
-        for connection, _time, raw in reader.messages(connections=clouds):
-            cloud: Any = reader.deserialize(raw, connection.msgtype)
-            fields = {f.name: f.offset for f in cloud.fields}
-            if not {'x', 'y', 'z', 'label'} <= fields.keys():
-                continue
-            points = np.frombuffer(cloud.data, np.uint8).reshape(-1, cloud.point_step)
-            xyz = np.stack([_field(points, fields[axis], '<f4') for axis in 'xyz'], axis=1)
-            returned = np.all(np.isfinite(xyz), axis=1)
-            intensity = _field(points, fields['intensity'], '<f4') if 'intensity' in fields \
-                else np.zeros(len(xyz), np.float32)
-            point_labels = _field(points, fields['label'], 'u1')
+        index = Counter[str]()
+        for connection, time, raw in reader.messages(connections=clouds):
+            index[connection.topic] += 1
+            with corrupt_message(bag, connection.topic, index[connection.topic], time):
+                cloud: Any = reader.deserialize(raw, connection.msgtype)
+                fields = {f.name: f.offset for f in cloud.fields}
+                if not {'x', 'y', 'z', 'label'} <= fields.keys():
+                    continue
+                points = _points(cloud)
+                xyz = np.stack([_field(points, fields[axis], '<f4') for axis in 'xyz'], axis=1)
+                returned = np.all(np.isfinite(xyz), axis=1)
+                intensity = _field(points, fields['intensity'], '<f4') \
+                    if 'intensity' in fields else np.zeros(len(xyz), np.float32)
+                point_labels = _field(points, fields['label'], 'u1')
             yielded = True
             yield LabelledCloud(connection.topic, _stamp(cloud), xyz[returned],
                                 intensity[returned], point_labels[returned])

@@ -1,0 +1,179 @@
+"""``arsim-dataset export`` on bags written with the project's bag writer: a corrupt message is
+one error naming its topic and place, a write that fails is one error naming the file, and
+the dataset's folder exists only once the export is complete."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import yaml
+
+from arsim_core.dataset.export import export
+from arsim_core.dataset.frames import DatasetError
+from arsim_core.recording.bag import BagWriter, TopicQos
+
+IMAGE = 'sensor_msgs/msg/Image'
+WIDTH, HEIGHT, FRAMES = 64, 48, 5
+
+
+def image(writer: BagWriter, index: int, encoding: str, pixels: np.ndarray) -> bytes:
+    types = writer.typestore.types
+    header = types['std_msgs/msg/Header'](
+        stamp=types['builtin_interfaces/msg/Time'](sec=index, nanosec=0), frame_id='camera')
+    msg = types[IMAGE](header=header, height=pixels.shape[0], width=pixels.shape[1],
+                       encoding=encoding, is_bigendian=0,
+                       step=pixels.shape[1] * (pixels.shape[2] if pixels.ndim > 2 else 1),
+                       data=np.ascontiguousarray(pixels).reshape(-1).view(np.uint8))
+    return bytes(writer.typestore.serialize_cdr(msg, IMAGE))
+
+
+def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = None) -> Path:
+    """FRAMES frames of /camera (a blue cone in each); the colour image of frame 3 replaced
+    by ``corrupt(writer, 3)``."""
+    writer = BagWriter(path, lambda name: '')
+    for topic in ('/camera/image_raw', '/camera/semantic/image_raw'):
+        writer.add_topic(topic, IMAGE, TopicQos())
+    rng = np.random.default_rng(1)
+    for index in range(FRAMES):
+        semantic = np.zeros((HEIGHT, WIDTH), np.uint8)
+        semantic[10:20, 5 + index:15 + index] = 2  # a blue cone
+        rgb = rng.integers(0, 255, (HEIGHT, WIDTH, 3), dtype=np.uint8)
+        data = image(writer, index, 'rgb8', rgb)
+        if corrupt is not None and index == 3:
+            data = corrupt(writer, index)
+        writer.write('/camera/image_raw', index * 10**9, data)
+        writer.write('/camera/semantic/image_raw', index * 10**9,
+                     image(writer, index, 'mono8', semantic))
+    writer.close()
+    return path
+
+
+@pytest.fixture(scope='module')
+def bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return camera_bag(tmp_path_factory.mktemp('bags') / 'run')
+
+
+def cli(*args: str, limit_bytes: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``arsim-dataset``, under a file size limit if given (writes past it fail as on a full
+    disk)."""
+    code = ('import resource, signal, sys\n'
+            f'limit = {limit_bytes or 0}\n'
+            'if limit:\n'
+            '    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n'
+            '    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))\n'
+            'from arsim_core.dataset.cli import main\n'
+            'sys.exit(main(sys.argv[1:]))\n')
+    return subprocess.run([sys.executable, '-c', code, *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_an_export_writes_every_frame(bag: Path, tmp_path: Path) -> None:
+    out = tmp_path / 'data'
+    assert export(bag, out, 'yolo') == FRAMES
+    assert len(list((out / 'images').glob('*.png'))) == FRAMES
+    labels = sorted((out / 'labels').glob('*.txt'))
+    assert [p.read_text().split()[0] for p in labels] == ['0'] * FRAMES  # a blue cone each
+    assert yaml.safe_load((out / 'data.yaml').read_text())['path'] == str(out.resolve())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['data']
+    with pytest.raises(DatasetError, match='exists already; an export needs a new folder'):
+        export(bag, out, 'coco')  # a complete dataset is never written over
+
+
+def wrong_length(writer: BagWriter, index: int) -> bytes:
+    """Fields that promise more pixels than the data holds."""
+    return image(writer, index, 'rgb8', np.zeros((HEIGHT // 2, WIDTH, 3), np.uint8)).replace(
+        (HEIGHT // 2).to_bytes(4, 'little') + WIDTH.to_bytes(4, 'little'),
+        HEIGHT.to_bytes(4, 'little') + WIDTH.to_bytes(4, 'little'), 1)
+
+
+def truncated(writer: BagWriter, index: int) -> bytes:
+    return image(writer, index, 'rgb8', np.zeros((HEIGHT, WIDTH, 3), np.uint8))[:60]
+
+
+def other_size(writer: BagWriter, index: int) -> bytes:
+    return image(writer, index, 'rgb8', np.zeros((HEIGHT, WIDTH // 2, 3), np.uint8))
+
+
+@pytest.mark.parametrize(('corrupt', 'topic', 'problem'), [
+    (wrong_length, '/camera/image_raw', 'image fields do not fit its data: 64x48 rgb8'),
+    (truncated, '/camera/image_raw', 'is corrupt: '),
+    # found when the semantic image of that instant comes
+    (other_size, '/camera/semantic/image_raw', 'its image is 64x48, the other images of its'),
+])
+@pytest.mark.parametrize('fmt', ['yolo', 'coco'])
+def test_a_corrupt_image_is_one_error_naming_its_topic_and_place(
+        tmp_path: Path, corrupt: Callable[[BagWriter, int], bytes], topic: str, problem: str,
+        fmt: str) -> None:
+    bag = camera_bag(tmp_path / 'run', corrupt)
+    out = tmp_path / 'data'
+    done = cli('export', str(bag), str(out), '--format', fmt)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f'arsim-dataset: error: {bag}: {topic}: message 4 '
+                           f'(recorded at t=3.000 s) is corrupt'), line
+    assert problem in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['run']  # nothing half-written
+
+
+def test_an_export_whose_writes_fail_names_the_file_and_leaves_no_dataset(
+        bag: Path, tmp_path: Path) -> None:
+    """Each PNG is about 9 kB: under a 4 kB file size limit the first one cannot be written,
+    as on a full disk."""
+    out = tmp_path / 'data'
+    done = cli('export', str(bag), str(out), limit_bytes=4096)
+    assert done.returncode == 1, done.stderr
+    (line,) = [line for line in done.stderr.splitlines()  # libpng says 'Write Error' too
+               if not line.startswith('libpng')]
+    assert line == (f'arsim-dataset: error: {out}: cannot write '
+                    f'images/camera_{0:019d}.png (is the disk full?)'), line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_into_a_path_through_a_file_names_it(bag: Path, tmp_path: Path) -> None:
+    (tmp_path / 'file').write_text('not a folder')
+    done = cli('export', str(bag), str(tmp_path / 'file' / 'data'))
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f'arsim-dataset: error: {tmp_path}/file/data: cannot write '
+                           f'.data.partial (File exists: {tmp_path}/file)'), line
+
+
+KILLED_EXPORT = '''
+import os, signal, sys
+from pathlib import Path
+from arsim_core.dataset.export import export
+
+def progress(count):
+    if count == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+export(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], progress=progress)
+'''
+
+
+@pytest.mark.parametrize('fmt', ['yolo', 'coco'])
+def test_the_dataset_folder_exists_only_once_the_export_is_complete(
+        bag: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / 'data'
+    done = subprocess.run([sys.executable, '-c', KILLED_EXPORT, str(bag), str(out), fmt],
+                          timeout=300)
+    assert done.returncode == -signal.SIGKILL
+    assert not out.exists()
+    partial = tmp_path / '.data.partial'
+    assert len(list((partial / 'images').glob('*.png'))) == 3  # what it had written
+    seen: list[bool] = []
+    assert export(bag, out, fmt, progress=lambda _: seen.append(out.exists())) == FRAMES
+    assert seen == [False] * FRAMES
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['data']
+    assert len(list((out / 'images').glob('*.png'))) == FRAMES
+    for png in (out / 'images').glob('*.png'):
+        assert cv2.imread(str(png)).shape == (HEIGHT, WIDTH, 3)
+    assert os.access(out, os.W_OK)

@@ -176,14 +176,9 @@ from arsim_core.recording.bag import BagWriter, TopicQos
 writer = BagWriter(Path(sys.argv[1]), lambda name: '', storage='sqlite3')
 writer.add_topic('/s', 'std_msgs/msg/String', TopicQos())
 store = writer.typestore
-checkpointed = 0
-for step in range(130):  # 3.25 s of sim time, a message every 25 ms
-    time_ns = step * 25_000_000
-    writer.write('/s', time_ns, bytes(store.serialize_cdr(
+for step in range(130):  # 3.25 s of sim time, a message every 25 ms; the writer commits
+    writer.write('/s', step * 25_000_000, bytes(store.serialize_cdr(
         store.types['std_msgs/msg/String'](data=str(step) + 'x' * 50000), 'std_msgs/msg/String')))
-    if time_ns - checkpointed >= 1_000_000_000:  # as a recording does every second
-        checkpointed = time_ns
-        writer.checkpoint()
 os.kill(os.getpid(), signal.SIGKILL)
 '''
 
@@ -194,7 +189,7 @@ def test_an_sqlite3_bag_killed_while_writing_keeps_what_was_checkpointed(tmp_pat
     done = subprocess.run([sys.executable, '-c', KILLED_SQLITE_WRITER, str(bag)], timeout=120)
     assert done.returncode == -signal.SIGKILL
     store = get_typestore(Stores.ROS2_KILTED)
-    # checkpoints at 1, 2 and 3 s: the last one after the message of step 120
+    # committed at each second of sim time: the last time after the message of step 120
     expected = [(step * 25_000_000, str(step)) for step in range(121)]
     info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     assert info['relative_file_paths'] == ['.run_0/.run_0.db3']

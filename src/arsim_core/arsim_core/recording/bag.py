@@ -61,6 +61,7 @@ _STORES: Final = {'humble': Stores.ROS2_HUMBLE, 'jazzy': Stores.ROS2_JAZZY,
                   'kilted': Stores.ROS2_KILTED}
 _INFINITE = QosTime(2147483647, 4294967295)
 METADATA: Final = 'metadata.yaml'
+COMMIT_PERIOD_NS: Final = 1_000_000_000  # of sim time, between SQLite commits at the latest
 
 
 class RecordingError(ArsimError):
@@ -190,6 +191,7 @@ class BagWriter:
         self._connections: dict[str, Connection] = {}  # of the file being written
         self.counts: dict[str, int] = {}
         self._parts: list[_Part] = []
+        self._checkpoint_ns = 0  # sim time of the last message before the last checkpoint
         try:
             self.path.mkdir(parents=True)
         except OSError as exc:
@@ -277,6 +279,8 @@ class BagWriter:
             raise RecordingError(msg) from exc
         self.counts[topic] += 1
         part.add(timestamp_ns, len(data))
+        if self.storage == 'sqlite3' and timestamp_ns - self._checkpoint_ns >= COMMIT_PERIOD_NS:
+            self.checkpoint()  # whoever records, a kill loses at most a second of sim time
 
     def _full(self, part: _Part, timestamp_ns: int) -> bool:
         return (self.max_size_bytes is not None and part.size >= self.max_size_bytes) or (
@@ -287,8 +291,10 @@ class BagWriter:
         """Write ``metadata.yaml`` for what the bag holds so far, so that a bag whose recorder
         is killed (SIGKILL, a power cut) still opens with ``ros2 bag``: its MCAP files read
         up to the last chunk written, its SQLite files hold what was committed here (callers
-        checkpoint every second); ``close`` replaces it with the final one."""
+        checkpoint every second, and ``write`` does for SQLite bags after each second of sim
+        time); ``close`` replaces it with the final one."""
         if self.storage == 'sqlite3':
+            self._checkpoint_ns = max(self._checkpoint_ns, self._parts[-1].last_ns)
             try:
                 sqlite_file.commit(_database(self._writer))
             except (OSError, sqlite3.Error) as exc:

@@ -154,3 +154,35 @@ def test_a_required_process_without_a_sign_of_life_stops_the_launch(launch_file)
     finally:
         shutdown[0].kwargs['on_shutdown'](None, running)
     assert not next(iter(files.values())).parent.exists()
+
+
+def _started_env(actions: list[Action]) -> list[dict[str, str]]:
+    return [a.kwargs['additional_env'] for a in actions
+            if type(a).__name__ in ('Node', 'ExecuteProcess')]
+
+
+def test_every_process_discovers_on_this_machine_only_by_default(launch_file, monkeypatch
+                                                                 ) -> None:
+    for name in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY', 'ROS_STATIC_PEERS'):
+        monkeypatch.delenv(name, raising=False)
+    _, actions = launch_file.actions()
+    assert all(env['ROS_AUTOMATIC_DISCOVERY_RANGE'] == 'LOCALHOST'
+               for env in _started_env(actions))
+    [said] = [a.kwargs['msg'] for a in actions if type(a).__name__ == 'LogInfo']
+    assert 'ROS discovery stays on this machine' in said
+
+
+def test_discovery_on_the_network_when_the_scenario_or_the_user_asks(
+        launch_file, monkeypatch, tmp_path: Path, repo_root: Path) -> None:
+    import yaml
+    for name in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY', 'ROS_STATIC_PEERS'):
+        monkeypatch.delenv(name, raising=False)
+    data = yaml.safe_load((repo_root / 'config' / 'sim.yaml').read_text())
+    settings = tmp_path / 'sim.yaml'
+    settings.write_text(yaml.safe_dump({**data, 'ros': {'discovery': 'network'}}))
+    _, actions = launch_file.actions(config=str(settings))
+    assert not any('ROS_AUTOMATIC_DISCOVERY_RANGE' in env or 'ROS_LOCALHOST_ONLY' in env
+                   for env in _started_env(actions))
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'SUBNET')
+    _, actions = launch_file.actions()
+    assert not any('ROS_AUTOMATIC_DISCOVERY_RANGE' in env for env in _started_env(actions))

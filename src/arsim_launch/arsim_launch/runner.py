@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -81,8 +82,11 @@ def _child_setup(ours: bool) -> None:
 class ProcessGroup:
     """The running children; ``wait`` returns the exit code the whole simulation should have."""
 
-    def __init__(self, specs: list[NodeSpec], heartbeat_timeout_s: float = math.inf) -> None:
+    def __init__(self, specs: list[NodeSpec], heartbeat_timeout_s: float = math.inf,
+                 env: Mapping[str, str] | None = None) -> None:
+        """``env``: variables the children get on top of the runner's own."""
         self.specs = specs
+        self.env = dict(env or {})
         self._tmp = tempfile.TemporaryDirectory(prefix='arsim-')
         self.children: list[tuple[NodeSpec, subprocess.Popen]] = []
         self.output = OutputPump(sys.stdout.fileno(), sys.stderr.fileno())
@@ -91,7 +95,7 @@ class ProcessGroup:
         self._heartbeats.mkdir()
 
     def start(self) -> None:
-        env = child_environment()
+        env = child_environment(self.env)
         for spec in self.specs:
             own_env = {**env, heartbeat.ENV: str(self._heartbeats / spec.name)}
             process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=own_env,
@@ -168,21 +172,22 @@ class ProcessGroup:
         return clean
 
 
-def child_environment() -> dict[str, str]:
-    """The runner's environment, with the children's Python output unbuffered (it reaches the
-    terminal through a pipe now) and ROS log colours kept when the runner writes to a terminal."""
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
+def child_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The runner's environment with ``extra``, the children's Python output unbuffered (it
+    reaches the terminal through a pipe now) and ROS log colours kept when the runner writes to
+    a terminal."""
+    env = dict(os.environ, **(extra or {}), PYTHONUNBUFFERED='1')
     if sys.stderr.isatty():
         env.setdefault('RCUTILS_COLORIZED_OUTPUT', '1')
     return env
 
 
 def run(specs: list[NodeSpec], stop: threading.Event,
-        heartbeat_timeout_s: float = math.inf) -> int:
+        heartbeat_timeout_s: float = math.inf, env: Mapping[str, str] | None = None) -> int:
     """Start ``specs``, wait until one that matters ends or stops answering (no heartbeat for
     ``heartbeat_timeout_s``) or ``stop`` is set (``entrypoints.stop_on_signals``), stop them
     all."""
-    group = ProcessGroup(specs, heartbeat_timeout_s)
+    group = ProcessGroup(specs, heartbeat_timeout_s, env)
     code = 0
     try:
         if not stop.is_set():  # its KeyboardInterrupt may have been lost (see stop_on_signals)

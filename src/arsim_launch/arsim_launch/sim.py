@@ -6,6 +6,7 @@ e.g. ``track:=<name or path> cars:=3 profile:=<name> rtf:=1.0``; ``--help`` list
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError
 from arsim_launch.arguments import launch_overrides, parse_arguments, usage
+from arsim_launch.discovery import discovery_environment
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
 from arsim_launch.resources import default_settings, resources_dir
 from arsim_launch.runner import run
@@ -45,6 +47,8 @@ def _main(argv: list[str] | None, stop: threading.Event) -> int:
         return 2
     print(f'[arsim] {scenario.source}: {len(scenario.cars)} car(s) on {scenario.track.name!r}, '
           f'topic map {scenario.topic_map.name!r}', file=sys.stderr)
+    env, discovery = discovery_environment(scenario.ros_discovery, os.environ)
+    print(f'[arsim] {discovery}', file=sys.stderr)
     processes = generate_nodes(scenario, settings, overrides)
     if wants_rviz:
         if has_package('rviz2'):
@@ -52,7 +56,7 @@ def _main(argv: list[str] | None, stop: threading.Event) -> int:
         else:
             print('[arsim] rviz2 is not installed here (the PyPI runtime has none); run it '
                   'where ROS 2 is installed, on the same ROS_DOMAIN_ID', file=sys.stderr)
-    return run(processes, stop, scenario.heartbeat_timeout_s)
+    return run(processes, stop, scenario.heartbeat_timeout_s, env)
 
 
 if __name__ == '__main__':

@@ -8,6 +8,7 @@ the same failure policy: a required process that ends, or lives on without a sig
 message naming it and repeating its last lines (``arsim_launch.failures``).
 """
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,6 +31,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 from arsim_core import heartbeat
 from arsim_launch.arguments import ARGUMENTS, launch_overrides
+from arsim_launch.discovery import discovery_environment
 from arsim_launch.failures import LastLines, failure_message, how_it_ended, silence_message
 from arsim_launch.nodes import generate_nodes, rviz_node, validate
 from arsim_launch.resources import default_settings, resources_dir
@@ -44,7 +46,8 @@ def _processes(context):
     scenario, overrides = load_run(settings, resources,
                                    launch_overrides(arguments, settings, resources))
     validate(scenario)
-    actions = []
+    discovery_env, discovery = discovery_environment(scenario.ros_discovery, os.environ)
+    actions = [LogInfo(msg=discovery)]
     stopped = []  # the required process whose end stopped the launch, once one did
     ended = set()  # required processes that are no longer running
     watched = {}  # required process name -> (spec, its heartbeat file, its last lines)
@@ -53,7 +56,7 @@ def _processes(context):
     if LaunchConfiguration('rviz').perform(context).lower() in ('true', '1', 'yes'):
         specs.append(rviz_node(scenario))
     for spec in specs:
-        env = {heartbeat.ENV: str(beats / spec.name)}
+        env = {**discovery_env, heartbeat.ENV: str(beats / spec.name)}
         if spec.ros:
             # Strings stay strings: launch_ros would otherwise read them as YAML.
             parameters = {key: ParameterValue(value, value_type=str) if isinstance(value, str)

@@ -33,6 +33,8 @@ COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 VIEW_KINDS = ('none', 'foxglove', 'web')
 AUTOPILOTS = ('none', 'follow_the_gap')
 VIEW_PORTS = {'foxglove': 8765, 'web': 8080}  # the default port of each kind
+# ROS discovery: peers on this machine only (the default), or on the network as well.
+ROS_DISCOVERY = ('localhost', 'network')
 MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
                        # of triangles fits); more is refused before it is decoded
 
@@ -145,6 +147,7 @@ class Scenario:
     topic_map: TopicMap
     cars: tuple[CarSpec, ...]
     appearance: AppearanceRanges = DEFAULT_APPEARANCE  # cameras' light, sky and textures
+    ros_discovery: str = 'localhost'  # ROS_DISCOVERY: which peers the ROS middleware looks for
 
     @property
     def frame_period_ns(self) -> int:
@@ -181,7 +184,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     file = load_section(path)
     root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
-                         'race', 'view', 'recording', 'topic_map', 'cars', 'appearance'})
+                         'race', 'view', 'recording', 'topic_map', 'cars', 'appearance',
+                         'ros'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -199,6 +203,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     collisions.reject_unknown({'response', 'cars_visible'})
     race = root.section('race', {})
     race.reject_unknown({'sectors'})
+    ros = root.section('ros', {})
+    ros.reject_unknown({'discovery'})
 
     topic_map = load_topic_map(resolve(root, 'topic_map', 'f1tenth_gym',
                                        config_dir / 'topic_maps'))
@@ -229,7 +235,8 @@ def load_scenario(path: str | Path, resources: str | Path,
         view=_view(root.section('view', {})),
         recording=_recording(root.section('recording', {})),
         topic_map=topic_map, cars=cars,
-        appearance=_appearance(root.section('appearance', {})))
+        appearance=_appearance(root.section('appearance', {})),
+        ros_discovery=ros.string('discovery', 'localhost', choices=ROS_DISCOVERY))
 
 
 def _auto_boolean(section: Section, key: str, auto: bool) -> bool:

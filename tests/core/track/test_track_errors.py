@@ -282,11 +282,34 @@ def test_each_format_accepts_the_options_its_loader_reads():
 
 
 def test_an_option_of_the_wrong_kind_is_refused_with_its_line(tmp_path):
-    folder = tmp_path / 'hall'
-    folder.mkdir()
-    _map_folder(tmp_path, MAP_YAML)  # writes map/m.yaml and map/m.png
-    (folder / 'track.yaml').write_text('format: ros_map\nfile: ../map/m.yaml\n'
+    folder = _map_folder(tmp_path, MAP_YAML).parent  # writes map/m.yaml and map/m.png
+    (folder / 'track.yaml').write_text('format: ros_map\nfile: m.yaml\n'
                                        'options:\n  simplify_cells: lots\n')
     msg = _load_error(folder)
     assert msg.startswith(f"{folder / 'track.yaml'}:4: options.simplify_cells: expected a "
                           f"number >= 0, got 'lots'"), msg
+
+
+@pytest.mark.parametrize('name', ['../outside/m.yaml', '{outside}/m.yaml', 'link/m.yaml'])
+def test_a_track_file_may_name_only_files_inside_its_folder(tmp_path, name):
+    """A track folder downloaded from anywhere reads nothing else of the machine: a path that
+    is absolute, climbs out with .., or follows a link out is refused with its key and line,
+    though the file it names exists and is a valid map."""
+    outside = _map_folder(tmp_path, MAP_YAML).parent.rename(tmp_path / 'outside')
+    folder = tmp_path / 'track'
+    folder.mkdir()
+    (folder / 'link').symlink_to(outside, target_is_directory=True)
+    (folder / 'track.yaml').write_text(f'format: ros_map\nfile: {name.format(outside=outside)}\n')
+    msg = _load_error(folder)
+    assert msg.startswith(f"{folder / 'track.yaml'}:2: file: expected a file inside {folder}, "
+                          f"got "), msg
+
+
+@pytest.mark.parametrize('image', ['../secret.png', '{tmp}/secret.png'])
+def test_a_map_yaml_may_name_only_an_image_inside_its_folder(tmp_path, image):
+    import cv2
+
+    cv2.imwrite(str(tmp_path / 'secret.png'), np.full((60, 60), 254, np.uint8))
+    folder = _map_folder(tmp_path, MAP_YAML.replace('m.png', image.format(tmp=tmp_path))).parent
+    msg = _load_error(folder / 'm.yaml')
+    assert f"image: expected a file inside {folder}, got " in msg, msg

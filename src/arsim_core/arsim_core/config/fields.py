@@ -261,6 +261,19 @@ class Section:
             self.fail(f'expected {what}, got {value!r}', key)
         return value
 
+    def file_inside(self, key: str) -> Path:
+        """A file that ``key`` names relative to this file's folder, which it may not leave:
+        an absolute path, ``..`` above the folder or a link out of it is refused, so a file
+        downloaded with its folder reads nothing else of the machine."""
+        name = self.string(key)
+        folder = Path(self.source).parent
+        path = folder / name
+        if Path(name).is_absolute() or not path.resolve().is_relative_to(folder.resolve()):
+            self.fail(f'expected a file inside {folder}, got {name!r}', key)
+        if not path.is_file():
+            self.fail(f'names {path}, which does not exist', key)
+        return path
+
     def boolean(self, key: str, default: Any = _MISSING) -> bool:
         value = self.raw(key, default, what='true or false')
         if not isinstance(value, bool):

@@ -416,29 +416,24 @@ def _options_from_descriptor(doc: Section) -> tuple[str, Path, TrackOptions]:
     options = doc.section('options', {})
     readers = _FORMAT_OPTION_READERS.get(fmt, {})
     options.reject_unknown(readers)
-    data_name = doc.string('file')
-    raceline = doc.string('raceline') if doc.has('raceline') else None
-    centerline = doc.string('centerline') if doc.has('centerline') else None
-    cones = doc.string('cones') if doc.has('cones') else None
-    mission = doc.string('mission') if doc.has('mission') else None
-    for key, rel in (('file', data_name), ('raceline', raceline), ('centerline', centerline),
-                     ('cones', cones), ('mission', mission)):
-        if rel is not None and not (folder / rel).exists():
-            doc.fail(f'names {folder / rel}, which does not exist', key)
+    data = doc.file_inside('file')
+    raceline, centerline, cones, mission = (
+        doc.file_inside(key) if doc.has(key) else None
+        for key in ('raceline', 'centerline', 'cones', 'mission'))
     units = doc.string('units', 'm', choices=UNITS)
-    return fmt, folder / data_name, TrackOptions(
+    return fmt, data, TrackOptions(
         name=doc.string('name', folder.name),
         scale=UNITS[units] * doc.number('scale', 1.0, minimum=0.0, exclusive_minimum=True),
         barrier_height=(doc.number('barrier_height', minimum=0.0, exclusive_minimum=True)
                         if doc.has('barrier_height') else None),
         start_index=start.integer('index', 0),
         reverse=DIRECTIONS[start.string('direction', 'forward', choices=DIRECTIONS)],
-        raceline=folder / raceline if raceline else None,
-        centerline=folder / centerline if centerline else None,
+        raceline=raceline,
+        centerline=centerline,
         descriptor=Path(doc.source),
         extra={key: readers[key](options, key) for key in options.data},
-        cones=folder / cones if cones else None,
-        mission=folder / mission if mission else None,
+        cones=cones,
+        mission=mission,
     )
 
 

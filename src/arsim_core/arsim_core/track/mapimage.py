@@ -64,7 +64,6 @@ def read_ros_map(yaml_path: Path) -> tuple[OccupancyGridData, Path, Mapping[str,
     Keys other than map_server's are left alone: the file is another tool's format."""
     yaml_path = Path(yaml_path)
     meta = load_section(yaml_path, TrackError)
-    image = meta.string('image')
     resolution = meta.number('resolution', minimum=0.0, exclusive_minimum=True)
     origin = meta.vector('origin', 3)
     negate = meta.raw('negate', 0)
@@ -73,9 +72,7 @@ def read_ros_map(yaml_path: Path) -> tuple[OccupancyGridData, Path, Mapping[str,
     occ = meta.number('occupied_thresh', 0.65, minimum=0.0, maximum=1.0)
     free = meta.number('free_thresh', 0.196, minimum=0.0, maximum=1.0)
     mode = meta.string('mode', 'trinary', choices=('trinary', 'scale', 'raw'))
-    image_path = Path(image) if Path(image).is_absolute() else yaml_path.parent / image
-    if not image_path.is_file():
-        meta.fail(f'names {image_path}, not found', 'image')
+    image_path = meta.file_inside('image')
     try:
         img = read_map_image(image_path)
     except TrackError as exc:

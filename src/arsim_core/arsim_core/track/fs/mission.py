@@ -155,10 +155,8 @@ def read_mission(path: Path, scale: float = 1.0) -> Mission:
         doc.fail('a stop zone needs at least 3 corners', 'stop_zone')
     drive_path = None
     if doc.has('path'):
-        csv = Path(path).parent / doc.string('path')
-        if not csv.is_file():
-            doc.fail(f'names {csv}, which does not exist', 'path')
-        drive_path = read_numeric_csv(csv, 2, 'mission path (x_m, y_m)').values
+        drive_path = read_numeric_csv(doc.file_inside('path'), 2,
+                                      'mission path (x_m, y_m)').values
     try:
         mission = Mission(kind, laps, start, finish, zone, timed, drive_path)
     except ValueError as exc:

@@ -92,7 +92,10 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
                          r'\(arsim_ring, fs_acceleration, fs_autocross, fs_skidpad, '
                          r'fs_trackdrive\) or a path'),
     ({'topic_map': 'ros1'}, 'launch argument topic_map: expected one of'),
-    ({'rtf': '-1'}, "launch argument rtf: expected a real-time factor >= 0"),
+    ({'rtf': '-1'}, r"launch argument rtf: expected a real-time factor of 0 \(as fast as "
+                    r"possible\) or a number from 0.01 to 100.0"),
+    ({'rtf': '1e-300'}, "launch argument rtf: expected a real-time factor of 0"),
+    ({'rtf': 'nan'}, "launch argument rtf: expected a real-time factor of 0"),
     ({'laps': '3'}, r"unknown launch argument\(s\) \['laps'\]"),
 ])
 def test_bad_values_name_the_argument_and_what_it_expects(repo_root: Path, arguments: dict,

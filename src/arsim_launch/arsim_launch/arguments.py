@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from arsim_core.config.scenario import AUTOPILOTS, VIEW_KINDS
+from arsim_core.config.scenario import (
+    AUTOPILOTS,
+    REAL_TIME_FACTORS,
+    VIEW_KINDS,
+    is_real_time_factor,
+)
 from arsim_core.errors import ArsimError
 
 MAX_CARS = 64
@@ -114,8 +119,8 @@ def _rtf(value: str) -> float:
         rtf = float(value)
     except ValueError:
         rtf = -1.0
-    if not rtf >= 0.0 or rtf == float('inf'):
-        fail('rtf', 'a real-time factor >= 0 (0: as fast as possible)', value)
+    if not is_real_time_factor(rtf):
+        fail('rtf', f'a real-time factor of {REAL_TIME_FACTORS}', value)
     return rtf
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -206,3 +207,15 @@ def test_bad_recording_settings_are_refused_before_anything_starts(
     with pytest.raises(ConfigError, match=message) as info:
         load_scenario(path, repo_root)
     assert re.match(rf'{re.escape(str(path))}:\d+: ', str(info.value)), info.value
+
+
+@pytest.mark.parametrize('value', [1e-300, 0.001, -1, 1e300, float('nan'), '2', True])
+def test_a_real_time_factor_a_running_simulation_would_refuse_is_refused_at_start(
+        repo_root: Path, value: Any) -> None:
+    """The pacing of a running simulation keeps 0 or 0.01 to 100 (a live view can set no
+    other): a scenario with another factor fails at start, naming the key, instead of in the
+    stepping loop."""
+    with pytest.raises(ConfigError, match=r'simulation.real_time_factor: expected 0 \(as fast '
+                                          r'as possible\) or a number from 0.01 to 100.0, got'):
+        load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
+                      {'simulation': {'real_time_factor': value}})

@@ -89,7 +89,7 @@ def test_a_new_factor_counts_from_the_next_frame(wall):
                                    pytest.param(10**4000, id='a huge integer')])
 def test_a_factor_that_is_no_factor_or_out_of_range_is_refused_and_changes_nothing(value):
     pacing = Pacing(3.0)
-    with pytest.raises(ValueError, match=f'real-time factor of 0 .* or from {MIN_RTF} to '
+    with pytest.raises(ValueError, match=f'real-time factor of 0 .* or a number from {MIN_RTF} to '
                                          f'{MAX_RTF}'):
         pacing.set_real_time_factor(value)
     assert pacing.status().real_time_factor == 3.0

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from arsim_core.backend.appearance import FIXED_DEFAULT as DEFAULT_APPEARANCE
 from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
@@ -33,6 +33,11 @@ COLLISION_RESPONSES = ('stop', 'bounce', 'ghost')
 VIEW_KINDS = ('none', 'foxglove', 'web')
 AUTOPILOTS = ('none', 'follow_the_gap')
 VIEW_PORTS = {'foxglove': 8765, 'web': 8080}  # the default port of each kind
+# The real-time factors a stepping loop keeps, besides 0 (as fast as possible): beyond them a
+# factor is a mistake or an attack (1e-6 would hold one frame for hours, and 100 is already as
+# fast as the machine allows for any scenario with something to simulate).
+MIN_REAL_TIME_FACTOR = 0.01
+MAX_REAL_TIME_FACTOR = 100.0
 # ROS discovery: peers on this machine only (the default), or on the network as well.
 ROS_DISCOVERY = ('localhost', 'network')
 MAX_REQUEST_MIB = 128  # default: the largest request a backend takes (a track mesh of millions
@@ -212,7 +217,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     wait_for_drivers = sim.boolean('wait_for_drivers', True)
     return Scenario(
         source=str(path), resources=resources, frame_rate_hz=frame_rate,
-        real_time_factor=sim.number('real_time_factor', 0.0, minimum=0.0),
+        real_time_factor=_real_time_factor(sim),
         wait_for_drivers=wait_for_drivers,
         driver_timeout_s=sim.number('driver_timeout_s', 0.25, minimum=0.0),
         dynamics_timeout_s=sim.number('dynamics_timeout_s', 5.0, minimum=0.1),
@@ -237,6 +242,25 @@ def load_scenario(path: str | Path, resources: str | Path,
         topic_map=topic_map, cars=cars,
         appearance=_appearance(root.section('appearance', {})),
         ros_discovery=ros.string('discovery', 'localhost', choices=ROS_DISCOVERY))
+
+
+REAL_TIME_FACTORS = (f'0 (as fast as possible) or a number from {MIN_REAL_TIME_FACTOR} to '
+                     f'{MAX_REAL_TIME_FACTOR}')
+
+
+def is_real_time_factor(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real-time factor a simulation runs at: the scenario's, and any
+    that a live view sets (``arsim_core.engine.pacing``). NaN is none; a huge integer compares
+    exactly, never overflowing a float."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and (value == 0 or MIN_REAL_TIME_FACTOR <= value <= MAX_REAL_TIME_FACTOR)
+
+
+def _real_time_factor(sim: Section) -> float:
+    value = sim.raw('real_time_factor', 0.0)
+    if not is_real_time_factor(value):
+        sim.fail(f'expected {REAL_TIME_FACTORS}, got {value!r:.40}', 'real_time_factor')
+    return float(value)
 
 
 def _auto_boolean(section: Section, key: str, auto: bool) -> bool:

@@ -14,12 +14,18 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from arsim_core.config.scenario import (
+    MAX_REAL_TIME_FACTOR,
+    MIN_REAL_TIME_FACTOR,
+    REAL_TIME_FACTORS,
+    is_real_time_factor,
+)
+from arsim_core.log_limit import clip
+
 MAX_STEPS = 10_000  # steps one request may ask for (a step button pressed, or a typed number)
-# The real-time factors a loop keeps (0 aside: as fast as possible). Beyond them a factor is a
-# mistake or an attack: 1e-6 would hold one frame for hours, 100 is already "as fast as the
-# machine allows" for any scenario that has something to simulate.
-MIN_RTF = 0.01
-MAX_RTF = 100.0
+# The real-time factors a loop keeps, 0 aside (as fast as possible): those a scenario may set.
+MIN_RTF = MIN_REAL_TIME_FACTOR
+MAX_RTF = MAX_REAL_TIME_FACTOR
 # The longest one frame waits: a frame whose pace asks for more (a slow frame rate at the
 # smallest factor) runs after MAX_WAIT_S and the pace goes on from there, so the loop still
 # turns often enough to notice a stop.
@@ -122,14 +128,11 @@ class Pacing:
 def _checked_rtf(value: object) -> float:
     """``value`` as a real-time factor: 0, or a number from MIN_RTF to MAX_RTF (NaN is
     neither; a huge integer compares exactly, never overflowing a float)."""
-    if not isinstance(value, bool) and isinstance(value, (int, float)) \
-            and (value == 0 or MIN_RTF <= value <= MAX_RTF):
+    if is_real_time_factor(value):
         return float(value)
     try:
-        shown = repr(value)
+        shown = clip(repr(value), 40)
     except ValueError:  # an integer of more digits than Python prints
         shown = 'a huge integer'
-    shown = shown if len(shown) <= 40 else f'{shown[:40]}...'
-    msg = (f'expected a real-time factor of 0 (as fast as possible) or from {MIN_RTF} to '
-           f'{MAX_RTF}, got {shown}')
+    msg = f'expected a real-time factor of {REAL_TIME_FACTORS}, got {shown}'
     raise ValueError(msg)

@@ -27,7 +27,7 @@ PATHS = {'batched': {},
 
 
 def _batched(env: RaceVectorEnv) -> bool:
-    return not hasattr(env, 'envs')
+    return env.core.packed
 
 
 @pytest.fixture

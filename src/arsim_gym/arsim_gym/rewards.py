@@ -1,68 +1,159 @@
-"""Rewards as small plug-ins: a class with ``reset`` and ``__call__``, chosen by name or
-passed as an object. ``progress`` is the default."""
+"""Rewards as small plug-ins that take arrays: one row per controlled car (per environment of
+a vector env, per agent of the multi-agent env), so a reward of your own keeps the batched path.
+A stateful reward keeps one value per row, and ``reset(race, mask)`` starts the rows in ``mask``
+afresh: each environment's episode has its own state.
+
+Per-car rewards (``reset(status)``, ``__call__(status, collided) -> float``) keep working:
+the environment gives every row its own copy (``PerCar``). ``progress`` is the default."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Protocol
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
 
 from arsim_core.engine import CarRaceStatus
 
 
+@dataclass(frozen=True)
+class RaceRows:
+    """Every controlled car's race at the latest step, one row each (float64 unless said)."""
+
+    lap_fraction: np.ndarray  # position on the centerline, 0 to 1
+    progress: np.ndarray  # metres along the centerline since the start line
+    laps: np.ndarray  # completed laps (int64)
+    lap_time: np.ndarray  # the current lap so far [s]
+    collided: np.ndarray  # bool: the car began touching a barrier or a car in this step
+    statuses: Callable[[], Sequence[CarRaceStatus]]  # every row's full status, made on demand
+
+    def __len__(self) -> int:
+        return len(self.progress)
+
+
+@runtime_checkable
 class Reward(Protocol):
-    def reset(self, status: CarRaceStatus) -> None:
-        """A new episode starts with the car at ``status``."""
+    """A batched reward: subclass ``BatchReward`` (or write the two methods) to get it."""
+
+    def reset(self, race: RaceRows, mask: np.ndarray) -> None:
+        """New episodes start for the rows where ``mask`` is true, at ``race``."""
         ...
 
-    def __call__(self, status: CarRaceStatus, collided: bool) -> float:
-        """The reward of one step that ended at ``status``."""
+    def __call__(self, race: RaceRows) -> np.ndarray:
+        """One float64 reward per row for the step that ended at ``race``."""
         ...
 
 
-class ProgressReward:
+class BatchReward:
+    """Base of batched rewards: the marker the environments recognise them by."""
+
+    def reset(self, race: RaceRows, mask: np.ndarray) -> None:
+        """Nothing to keep by default."""
+
+    def __call__(self, race: RaceRows) -> np.ndarray:
+        raise NotImplementedError
+
+
+class CarReward(Protocol):
+    """A reward of one car, as arsim_gym took it before rewards took arrays."""
+
+    def reset(self, status: CarRaceStatus) -> None: ...
+
+    def __call__(self, status: CarRaceStatus, collided: bool) -> float: ...
+
+
+class ProgressReward(BatchReward):
     """Metres gained along the centerline this step (negative when driving backwards), minus
     ``collision_penalty`` on a collision: dense, and its sum over a lap is the track length."""
 
     def __init__(self, collision_penalty: float = 1.0) -> None:
         self.collision_penalty = collision_penalty
-        self._progress = 0.0
+        self._last = np.zeros(0)
 
-    def reset(self, status: CarRaceStatus) -> None:
-        self._progress = status.progress
+    def reset(self, race: RaceRows, mask: np.ndarray) -> None:
+        self._last = _kept(self._last, race.progress, mask)
 
-    def __call__(self, status: CarRaceStatus, collided: bool) -> float:
-        gained, self._progress = status.progress - self._progress, status.progress
-        return gained - (self.collision_penalty if collided else 0.0)
+    def __call__(self, race: RaceRows) -> np.ndarray:
+        gained = race.progress - self._last
+        self._last = race.progress.copy()
+        return gained - self.collision_penalty * race.collided
 
 
-class LapReward:
+class LapReward(BatchReward):
     """1 for every completed lap, minus ``collision_penalty`` on a collision: sparse."""
 
     def __init__(self, collision_penalty: float = 1.0) -> None:
         self.collision_penalty = collision_penalty
-        self._laps = 0
+        self._last = np.zeros(0)
 
-    def reset(self, status: CarRaceStatus) -> None:
-        self._laps = status.laps
+    def reset(self, race: RaceRows, mask: np.ndarray) -> None:
+        self._last = _kept(self._last, race.laps.astype(np.float64), mask)
 
-    def __call__(self, status: CarRaceStatus, collided: bool) -> float:
-        laps, self._laps = status.laps - self._laps, status.laps
-        return float(laps) - (self.collision_penalty if collided else 0.0)
+    def __call__(self, race: RaceRows) -> np.ndarray:
+        laps = race.laps.astype(np.float64)
+        gained, self._last = laps - self._last, laps
+        return gained - self.collision_penalty * race.collided
 
 
+def _kept(last: np.ndarray, now: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``last`` with the rows in ``mask`` taken from ``now`` (all of them when the row count
+    changed: a first reset)."""
+    if last.shape != now.shape:
+        return np.array(now, dtype=np.float64)
+    out = last.copy()
+    out[mask] = now[mask]
+    return out
+
+
+class PerCar(BatchReward):
+    """A per-car reward for every row: each row gets its own deep copy of ``reward``, so a
+    stateful one (progress since the last step) keeps one state per environment and car."""
+
+    def __init__(self, reward: CarReward) -> None:
+        self.template = reward
+        self.rewards: list[CarReward] = []
+
+    def reset(self, race: RaceRows, mask: np.ndarray) -> None:
+        if len(self.rewards) != len(race):
+            self.rewards = [copy.deepcopy(self.template) for _ in range(len(race))]
+        statuses = race.statuses()
+        for i in np.flatnonzero(mask).tolist():
+            self.rewards[i].reset(statuses[i])
+
+    def __call__(self, race: RaceRows) -> np.ndarray:
+        statuses = race.statuses()
+        collided = race.collided.tolist()
+        return np.array([float(reward(status, hit)) for reward, status, hit
+                         in zip(self.rewards, statuses, collided, strict=True)])
+
+
+RewardSpec: TypeAlias = 'str | Reward | CarReward | Callable[[], Reward | CarReward]'
 REWARDS: Mapping[str, Callable[[], Reward]] = {'progress': ProgressReward, 'lap': LapReward}
 
 
-def make_reward(reward: str | Reward) -> Reward:
-    """A reward from its name in REWARDS, or the object itself."""
+def check_reward(reward: Any) -> None:
+    """Raise the error ``make_reward`` would, without making one."""
     if isinstance(reward, str):
         if reward not in REWARDS:
             msg = f'reward: unknown reward {reward!r}; expected one of {sorted(REWARDS)} or an ' \
                   f'object with reset() and __call__()'
             raise ValueError(msg)
-        return REWARDS[reward]()
-    if not (callable(reward) and hasattr(reward, 'reset')):
+    elif not (callable(reward) and hasattr(reward, 'reset')):
         msg = f'reward: expected a name in {sorted(REWARDS)} or an object with reset() and ' \
               f'__call__(), got {reward!r}'
         raise TypeError(msg)
-    return reward
+
+
+def make_reward(reward: Any) -> BatchReward | Reward:
+    """A batched reward of its own for one core: a name in REWARDS, a class (called with no
+    arguments), or an object; a batched object is deep-copied, so two environments made from
+    the same options never share state, and a per-car one is wrapped in ``PerCar``."""
+    check_reward(reward)
+    if isinstance(reward, str):
+        return REWARDS[reward]()
+    made = reward() if isinstance(reward, type) else copy.deepcopy(reward)
+    if isinstance(made, BatchReward):
+        return made
+    return PerCar(made)

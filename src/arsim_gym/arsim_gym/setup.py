@@ -4,6 +4,7 @@ observed sensors render every step, on a loaded track."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +28,37 @@ class RaceSetup:
 
 
 def resources_dir() -> Path:
-    """config/ and maps/: the installed arsim_launch share (the sourced workspace)."""
-    from arsim_launch.resources import resources_dir as installed
+    """config/ and maps/: ``ARSIM_RESOURCES`` if set, else the installed arsim_launch share
+    (a sourced workspace), else the source checkout this package lies in. Only the second
+    needs ROS's ament_index, so the gym runs from a plain checkout without ROS."""
+    named = os.environ.get('ARSIM_RESOURCES')
+    if named:
+        return _resources(Path(named), 'ARSIM_RESOURCES')
+    try:
+        from ament_index_python.packages import (
+            PackageNotFoundError,
+            get_package_share_directory,
+        )
+    except ImportError:
+        pass
+    else:
+        try:
+            return Path(get_package_share_directory('arsim_launch'))
+        except PackageNotFoundError:
+            pass
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / 'config' / 'sim.yaml').is_file():
+        return checkout
+    msg = ('no arsim resources (config/ and maps/) found: source install/setup.bash, run from '
+           'a source checkout, or set ARSIM_RESOURCES to the folder holding them')
+    raise ConfigError(msg)
 
-    return installed()
+
+def _resources(folder: Path, where: str) -> Path:
+    if not (folder / 'config' / 'sim.yaml').is_file():
+        msg = f'{where}: {folder} holds no config/sim.yaml'
+        raise ConfigError(msg)
+    return folder
 
 
 def build_race(*, scenario: str | Path | None, track: str | Track | None,

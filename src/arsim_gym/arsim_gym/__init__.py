@@ -2,7 +2,8 @@
 ``import arsim_gym; gymnasium.make("arsim/Race-v0")`` and Gymnasium's own
 ``gymnasium.make("arsim_gym:arsim/Race-v0")`` work (Gymnasium 1.x loads no plugins itself).
 
-See docs/gym.md for the keywords, observations, rewards and domain randomisation.
+See docs/gym.md for the keywords, observations, rewards and domain randomisation, the vector
+environment (``make_vec``) and the PettingZoo one (``arsim_gym.parallel.parallel_env``).
 """
 
 from gymnasium.envs.registration import register, registry

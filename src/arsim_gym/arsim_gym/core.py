@@ -49,14 +49,18 @@ class ResetOptions:
     poses: tuple[Any, ...] | None = None
 
     @classmethod
-    def parse(cls, options: Mapping[str, Any] | None, races: int | None) -> ResetOptions:
+    def parse(cls, options: Mapping[str, Any] | None, races: int | None,
+              strict: bool = True) -> ResetOptions:
         """From the options of one race (``races`` None) or of ``races`` races, one pose entry
-        each; unknown keys and a wrong count are a ``ValueError`` naming them."""
+        each; unknown keys (a warning unless ``strict``) and a wrong count are a
+        ``ValueError`` naming them."""
         given = dict(options or {})
         unknown = sorted(set(given) - {'poses'})
         if unknown:
             msg = f'reset options: unknown key(s) {unknown}; expected "poses"'
-            raise ValueError(msg)
+            if strict:
+                raise ValueError(msg)
+            warnings.warn(f'{msg}: ignored', stacklevel=3)
         rows = given.get('poses')
         if rows is None:
             return cls()
@@ -282,12 +286,17 @@ class RaceCore:
         return {names[i]: parse_pose(row, f'poses[{i}]') for i, row in enumerate(rows)}
 
     # --- stepping ---------------------------------------------------------------------------
-    def step(self, actions: Any, restart: np.ndarray | None = None) -> RaceStep:
+    def step(self, actions: Any, restart: np.ndarray | None = None,
+             hold: np.ndarray | None = None) -> RaceStep:
         """One frame of every race with ``actions`` (one row per controlled car); the races in
         ``restart`` (a vector env's autoreset) ignore theirs and begin new episodes instead,
-        with reward 0 and neither flag set."""
+        with reward 0 and neither flag set. The cars in ``hold`` keep their last command."""
         rows = np.asarray(actions, dtype=np.float64).reshape(self.rows, 2)
+        if hold is not None:
+            rows = np.where(hold[:, None], 0.0, rows)
         usable = self._usable(rows)
+        if hold is not None:
+            usable &= ~hold
         restarting = restart is not None and bool(restart.any())
         if restarting:
             assert restart is not None

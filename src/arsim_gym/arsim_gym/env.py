@@ -45,7 +45,7 @@ class RaceEnv(gymnasium.Env):
         self.action_space = _lead(self.core.car_action_space, lead)
         self.observation_space = spaces.Dict({
             key: _lead(space, lead) for key, space in self.core.car_space.spaces.items()})
-        self._view: Any = None
+        self._picture = Picture()
         self._started = False
 
     # --- what users and tests read ------------------------------------------------------------
@@ -111,26 +111,9 @@ class RaceEnv(gymnasium.Env):
                 'collision': bool(result.terminated[0]), 'events': self.core.events(0)}
 
     def render(self) -> np.ndarray | None:
-        sim = self.core.sims[0]
-        if self.render_mode is None or not self._started or sim.frame is None:
+        if self.render_mode is None or not self._started:
             return None
-        from arsim_gym.topdown import TopDownView
-
-        if self._view is None or self._view.world is not sim.setup.world:
-            self._view = TopDownView(sim.setup.world)
-        footprints = {c.name: (c.profile.footprint.length, c.profile.footprint.width)
-                      for c in sim.setup.scenario.cars}
-        scans = {name: sim.sensors[f'{name}/{spec.name}']
-                 for name, spec in sim.setup.scan.items()
-                 if f'{name}/{spec.name}' in sim.sensors}
-        geometry = {name: (spec.angle_min, spec.angle_increment,
-                           (spec.mount.x, spec.mount.y, spec.mount.yaw))
-                    for name, spec in sim.setup.scan.items()}
-        status = self.core.statuses()[0]
-        text = [f't {sim.engine.time_ns * 1e-9:6.2f} s  lap {status.laps}  '
-                f'{status.lap_fraction * 100:5.1f} %']
-        return self._view.draw(sim.engine.states, footprints, scans, geometry,
-                               ego=self.names[0], text=text)
+        return self._picture.draw(self.core)
 
     def close(self) -> None:
         self.core.close()
@@ -144,3 +127,33 @@ def _lead(space: spaces.Space[Any], lead: tuple[int, ...]) -> spaces.Box:
     return spaces.Box(np.broadcast_to(space.low, (*lead, *space.shape)).copy(),
                       np.broadcast_to(space.high, (*lead, *space.shape)).copy(),
                       dtype=space.dtype)
+
+
+class Picture:
+    """The top-down picture of a one-race core: track, cars, scans and the ego's lap."""
+
+    def __init__(self) -> None:
+        self._view: Any = None
+
+    def draw(self, core: RaceCore) -> np.ndarray | None:
+        sim = core.sims[0]
+        if sim.frame is None:
+            return None
+        from arsim_gym.topdown import TopDownView
+
+        if self._view is None or self._view.world is not sim.setup.world:
+            self._view = TopDownView(sim.setup.world)
+        footprints = {c.name: (c.profile.footprint.length, c.profile.footprint.width)
+                      for c in sim.setup.scenario.cars}
+        scans = {name: sim.sensors[f'{name}/{spec.name}']
+                 for name, spec in sim.setup.scan.items()
+                 if f'{name}/{spec.name}' in sim.sensors}
+        geometry = {name: (spec.angle_min, spec.angle_increment,
+                           (spec.mount.x, spec.mount.y, spec.mount.yaw))
+                    for name, spec in sim.setup.scan.items()}
+        status = core.statuses()[0]
+        text = [f't {sim.engine.time_ns * 1e-9:6.2f} s  lap {status.laps}  '
+                f'{status.lap_fraction * 100:5.1f} %']
+        picture: np.ndarray = self._view.draw(sim.engine.states, footprints, scans, geometry,
+                                              ego=sim.names[0], text=text)
+        return picture

@@ -6,7 +6,11 @@ one checked record."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -177,3 +181,35 @@ def test_vector_info_has_race_and_events_per_env(make_vector: MakeVector) -> Non
     assert [e.kind for e in info['events'][1]] == ['collision']
     assert info['events'][0] == () and info['events'][2] == ()
     assert info['collision'].tolist() == [False, True, False]
+
+
+NO_ROS = '''\
+import importlib.abc, sys
+
+class NoRos(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('ament_index_python', 'rclpy', 'arsim_launch'):
+            raise ImportError(f'{name} is not installed here')
+        return None
+
+sys.meta_path.insert(0, NoRos())
+import gymnasium
+env = gymnasium.make('arsim_gym:arsim/Race-v0', track='arsim_ring')
+obs, _ = env.reset(seed=0)
+obs, *_ = env.step([0.0, 1.0])
+print('STEPPED', obs['scan'].shape)
+'''
+
+
+def test_the_gym_runs_from_a_checkout_without_ros(repo_root: Path, tmp_path: Path) -> None:
+    """No ament_index, no rclpy, no arsim_launch: config/ and maps/ come from the checkout."""
+    src = repo_root / 'src'
+    env = {k: v for k, v in os.environ.items() if k not in ('ARSIM_RESOURCES',)}
+    env['PYTHONPATH'] = os.pathsep.join([str(src / 'arsim_core'), str(src / 'arsim_gym'),
+                                         *filter(None, [os.environ.get('PYTHONPATH')])])
+    script = tmp_path / 'no_ros.py'
+    script.write_text(NO_ROS)
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert 'STEPPED (1080,)' in done.stdout

@@ -213,3 +213,21 @@ def test_the_gym_runs_from_a_checkout_without_ros(repo_root: Path, tmp_path: Pat
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     assert 'STEPPED (1080,)' in done.stdout
+
+
+def test_an_invalid_action_row_is_ignored_alike_in_vector_and_single(
+        make_vector: MakeVector, make_env: MakeEnv) -> None:
+    vector, single = make_vector(2), make_env()
+    vector.reset(seed=0)
+    single.reset(seed=1)
+    good = np.array([[0.1, 2.0], [0.1, 2.0]], np.float32)
+    for _ in range(10):
+        vector.step(good)
+        single.step(good[1])
+    for bad, words in (((np.nan, 1.0), 'non-finite'), ((0.1, 100.0), 'outside')):
+        with pytest.warns(UserWarning, match=words):
+            obs, *_ = vector.step(np.array([good[0], bad], np.float32))
+        with pytest.warns(UserWarning, match=words):
+            expected, *_ = single.step(np.array(bad, np.float32))
+        for key in expected:  # env 1 kept its last command, as the single env did
+            np.testing.assert_array_equal(obs[key][1], expected[key], err_msg=key)

@@ -3,13 +3,19 @@
 Every topic on the ROS graph is advertised with its ROS 2 schema and forwarded as the CDR
 bytes it travels in, as foxglove_bridge does, so Foxglove's 3D, image and plot panels work
 without a ROS install. Topics are found every second; latched ones (/tf_static, /map,
-robot_description) are subscribed latched, and their messages are sent again to each client
-that subscribes later; every other topic is subscribed best effort, so the view may drop
+robot_description) are subscribed latched, and their messages are sent again when a client
+subscribes later; every other topic is subscribed best effort, so the view may drop
 messages but never slows the simulation. Messages are stamped with sim time (/clock).
+
+Clients are outside input: a subscription a client already holds is not replayed again, a
+burst of subscriptions costs one replay per topic and period, and each client's backlog is
+BACKLOG_MESSAGES (the oldest message goes first), so a stalled client holds a few camera
+images, not a thousand.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -24,9 +30,13 @@ from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns
 from arsim_bridge.msg_definitions import definition, message_class
 from arsim_core.errors import ArsimError
+from arsim_core.log_limit import LogLimit
 
 DISCOVERY_PERIOD_S = 1.0
 REPLAY_PERIOD_S = 0.1  # how soon a new subscriber of a latched topic gets its messages
+# Messages queued for one client that reads slower than they come; the SDK drops the oldest
+# past it and counts messages, not bytes, so it is kept small for camera images (docs/view.md).
+BACKLOG_MESSAGES = 16
 
 
 class FoxgloveView(Node):
@@ -35,9 +45,12 @@ class FoxgloveView(Node):
         view = declare_scenario(self).view
         self.latched: dict[str, deque[tuple[bytes, int]]] = {}  # the messages to send again
         self.replay = _Replay()
+        self._skip_log = LogLimit()  # topic and type names come from any peer on the graph
+        _route_sdk_log(self.get_logger())
         try:
             self.server = foxglove.start_server(name='arsim', host=view.host, port=view.port,
-                                                server_listener=self.replay)
+                                                server_listener=self.replay,
+                                                message_backlog_size=BACKLOG_MESSAGES)
         except Exception as exc:  # the SDK reports a port in use as a plain RuntimeError
             msg = f'view: cannot serve Foxglove on {view.host}:{view.port} ({exc})'
             raise ArsimError(msg) from exc
@@ -64,7 +77,9 @@ class FoxgloveView(Node):
             message_type = message_class(type_name)
             schema = definition(type_name)
         except (ImportError, AttributeError, OSError, ValueError, LookupError) as exc:
-            self.get_logger().warning(f'not forwarding {topic} ({type_name}): {exc}')
+            line = self._skip_log.admit(f'not forwarding {topic} ({type_name}): {exc}')
+            if line is not None:
+                self.get_logger().warning(line)
             return None
         channel = foxglove.Channel(topic, message_encoding='cdr', schema=foxglove.Schema(
             name=type_name, encoding='ros2msg', data=schema.encode()))
@@ -98,20 +113,57 @@ class FoxgloveView(Node):
         super().destroy_node()
 
 
+def _route_sdk_log(node_logger: Any) -> None:
+    """The SDK's own log lines (one for each bad request a client sends) into the node's log
+    through a LogLimit, instead of Python logging's unlimited stderr."""
+    sdk_logger = logging.getLogger('foxglove')
+    sdk_logger.handlers = [_LimitedHandler(node_logger)]
+    sdk_logger.propagate = False
+
+
+class _LimitedHandler(logging.Handler):
+    def __init__(self, node_logger: Any) -> None:
+        super().__init__(logging.INFO)
+        self._node_logger, self._limit = node_logger, LogLimit()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = self._limit.admit(record.getMessage())
+        if line is None:
+            return
+        if record.levelno >= logging.ERROR:
+            self._node_logger.error(line)
+        elif record.levelno >= logging.WARNING:
+            self._node_logger.warning(line)
+        else:
+            self._node_logger.info(line)
+
+
 class _Replay(foxglove.ServerListener):
-    """Notes the topics clients subscribe to (called from the server's thread)."""
+    """Notes the topics clients newly subscribe to (called from the server's thread).
+
+    A replay goes to every subscriber of the channel, so requests are counted once: a client's
+    subscription to a channel it already holds adds nothing, and each topic is replayed at most
+    once per period however many clients subscribed in it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._topics: list[str] = []
+        self._topics: set[str] = set()
+        self._held: set[tuple[int, int]] = set()  # (client, channel) subscriptions
 
     def on_subscribe(self, client: Any, channel: Any) -> None:
         with self._lock:
-            self._topics.append(channel.topic)
+            if (client.id, channel.id) not in self._held:
+                self._held.add((client.id, channel.id))
+                self._topics.add(channel.topic)
 
-    def take(self) -> list[str]:
+    def on_unsubscribe(self, client: Any, channel: Any) -> None:
+        """Also called for each subscription of a client that disconnects."""
         with self._lock:
-            topics, self._topics = self._topics, []
+            self._held.discard((client.id, channel.id))
+
+    def take(self) -> set[str]:
+        with self._lock:
+            topics, self._topics = self._topics, set()
         return topics
 
 

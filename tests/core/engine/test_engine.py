@@ -342,3 +342,33 @@ def test_sensor_noise_still_follows_the_seed_after_a_track_switch(
         engine.load_track(random_world)
         scans.append(engine.reset().sensors['ego/scan'])
     assert not np.array_equal(scans[0], scans[1])
+
+
+def test_frames_carry_the_computed_sensors_when_due_seeded_from_the_run_seed(
+        engine_on, make_scenario, tmp_path, repo_root) -> None:
+    import yaml
+
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors'].update({
+        'imu': {'type': 'imu', 'position': [0.1, 0.0, 0.05], 'rate_hz': 40.0,
+                'accel_noise_std': 0.05},
+        'gnss': {'type': 'gnss', 'position': [0.0, 0.0, 0.4], 'rate_hz': 10.0,
+                 'origin': [48.2626, 11.6681, 480.0], 'horizontal_noise_std': 0.5},
+        'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 20.0, 'speed_noise_std': 0.1}})
+    path = tmp_path / 'computed_car.yaml'
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    scenario = make_scenario(cars=('ego', 'opp'), profile=str(path))
+    frames = run(engine_on(scenario, seed=3), 8)
+    for frame in frames:
+        names = set(frame.sensors)
+        assert {'ego/imu', 'opp/imu', 'ego/scan'} <= names
+        assert ('ego/gnss' in names) == (frame.step % 4 == 0)
+        assert ('opp/wheel_odom' in names) == (frame.step % 2 == 0)
+        assert frame.sensors['ego/imu'].shape == (10,)
+    # at rest at t=0: +g on z, up to the noise
+    assert frames[0].sensors['ego/imu'][9] == pytest.approx(9.81, abs=0.5)
+    assert frames[-1].sensors['ego/wheel_odom'][0] > 0.0  # it drove forwards
+    same, other = run(engine_on(scenario, seed=3), 8), run(engine_on(scenario, seed=4), 8)
+    for a, b, c in zip(frames, same, other, strict=True):
+        assert np.array_equal(a.sensors['ego/imu'], b.sensors['ego/imu'])
+        assert not np.array_equal(a.sensors['ego/imu'], c.sensors['ego/imu'])

@@ -8,6 +8,11 @@ referee, the sensor schedule, a renderer and the race metrics. Two ways to drive
 - with car states from outside (``judge``): dynamics run elsewhere (the ROS dynamics nodes,
   a user's node), the engine referees and measures, and a lockstep loop
   (:mod:`arsim_core.engine.lockstep`) pipelines the renders; the ROS bridge works this way.
+
+Either way the engine also computes the sensors no backend renders (IMU, GNSS, wheel
+odometry: :mod:`arsim_core.sensors.computed`), their noise seeded from the run ``seed``:
+``advance`` and ``reset`` put them in ``Frame.sensors``, the lockstep loop gets them from
+:meth:`Engine.sense` and fans them out with the rendered frames.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from arsim_core.engine.state import (
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.race import CollisionWorld
+from arsim_core.sensors.computed import ComputedSensors
 
 # A state faster than this many times the car's top speed is not a car's: refused.
 ABSURD_SPEED_FACTOR = 3.0
@@ -53,7 +59,14 @@ ABSURD_SPEED_FACTOR = 3.0
 
 class Frame(NamedTuple):
     """What one in-process frame produced: every car's state, the referee's verdict (events
-    include resets and model errors) and the rendered sensor data by frame name."""
+    include resets and model errors) and the sensor data due in this frame by frame name.
+
+    ``sensors`` holds rendered and computed sensors alike: rendered outputs as
+    ``<car>/<sensor><suffix>`` (``arsim_core.backend.outputs.frame_name``) and the computed
+    IMU, GNSS and wheel odometry as ``<car>/<sensor>``, float64 arrays whose layouts
+    ``arsim_core.sensors.computed`` documents (``LAYOUTS``; ``Engine.computed.sensors`` says
+    which names are computed). Each is there only in the frames it is due
+    (``step % frames_per_sample(rate_hz, frame period) == 0``)."""
 
     step: int
     time_ns: int
@@ -82,6 +95,7 @@ class Engine:
         self.referee = Referee(scenario.cars, scenario.collisions)
         self.schedule = SensorSchedule(scenario.cars, self.period_ns)
         self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
+        self.computed = ComputedSensors(scenario, seed)
         self.configs: dict[str, VehicleConfig] = {
             car.name: car.profile.vehicle for car in scenario.cars}
         self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
@@ -225,7 +239,8 @@ class Engine:
     def reset(self, poses: Mapping[str, Pose2D] | None = None,
               seed: int | None = None) -> Frame:
         """Time 0: every car at rest at ``poses`` (default: the start poses), metrics
-        cleared, sensor noise from ``seed``, and frame 0 rendered."""
+        cleared, sensor noise from ``seed`` (else it runs on), and frame 0 rendered and
+        computed."""
         if self.world is None:
             msg = 'load a track before resetting the engine'
             raise ArsimError(msg)
@@ -235,6 +250,7 @@ class Engine:
             raise ArsimError(msg)
         if seed is not None and isinstance(self.renderer, InProcessRenderer):
             self.renderer.reseed(seed)
+        self.computed.reset(seed)
         self.step, self.time_ns, self.race_start_ns = 0, 0, 0
         start = {**self.referee.start_pose, **(poses or {})}
         self.referee.restart()
@@ -250,12 +266,13 @@ class Engine:
             self.missions.restart(self.names, 0.0)
         judgement = self.referee.judge(self.states)
         self.show_cones()
-        return Frame(0, 0, dict(self.states), judgement, self._render())
+        return Frame(0, 0, dict(self.states), judgement, self._sensors(self.states))
 
     def restart(self, poses: Mapping[str, Pose2D]) -> Mapping[str, np.ndarray]:
         """Put some in-process cars back at rest at ``poses`` with fresh race records while
         the others run on (independent episodes sharing one engine, as in a vector
-        environment); returns their sensors due in this frame, rendered where they now are."""
+        environment); returns their sensors due in this frame, rendered and computed where
+        they now are (their computed sensors start afresh, as after ``reset``)."""
         for name, pose in poses.items():
             self.vehicles[name].reset(*pose)
             self.pending.pop(name, None)
@@ -266,7 +283,11 @@ class Engine:
         if self.missions is not None:
             self.missions.restart(poses, (self.time_ns - self.race_start_ns) * 1e-9)
         due = [key for key in self.schedule.due(self.step) if key[0] in poses]
-        return self._render_sensors(self.states, due) if due else {}
+        rendered = self._render_sensors(self.states, due) if due else {}
+        self.computed.reset(cars=poses)
+        computed = self.computed.compute(self.step, self.time_ns,
+                                         {name: self.states[name] for name in poses})
+        return {**rendered, **computed} if computed else rendered
 
     def drive(self, car: str, speed: float, steering_angle: float) -> None:
         """Ackermann target for ``car`` (clipped to its limits by the vehicle)."""
@@ -350,7 +371,7 @@ class Engine:
         states = self._read_states()
         judgement = self.judge(states, events, trusted=True)
         self.show_cones()
-        return Frame(self.step, self.time_ns, states, judgement, self._render())
+        return Frame(self.step, self.time_ns, states, judgement, self._sensors(states))
 
     def planar_states(self) -> np.ndarray:
         """(cars, 7) float64 rows of x, y, yaw, vx, vy, yaw rate and steering angle of the
@@ -380,9 +401,20 @@ class Engine:
             states[name] = read_state(self.vehicles[name])
         return {name: states[name] for name in self.vehicles}
 
-    def _render(self) -> Mapping[str, np.ndarray]:
+    def sense(self, states: Mapping[str, CarState],
+              accelerations: bool = True) -> dict[str, np.ndarray]:
+        """The computed sensors due in this frame (``self.step``, ``self.time_ns``) of the cars
+        in ``states``, by frame name; once per frame, in order. ``accelerations``: the states
+        carry the cars' ax, ay (a dynamics node's), else the IMU differences them."""
+        return self.computed.compute(self.step, self.time_ns, states, accelerations)
+
+    def _sensors(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
+        """This frame's rendered and computed sensors; the engine's vehicles report no
+        acceleration, so the IMU differences it."""
         due = self.schedule.due(self.step)
-        return self._render_sensors(self.states, due) if due else {}
+        rendered = self._render_sensors(self.states, due) if due else {}
+        computed = self.sense(states, accelerations=False)
+        return {**rendered, **computed} if computed else rendered
 
     def _render_sensors(self, states: Mapping[str, CarState],
                         due: Sequence[tuple[str, str]]) -> Mapping[str, np.ndarray]:
@@ -399,6 +431,6 @@ class Engine:
 
 def read_state(vehicle: Vehicle) -> CarState:
     """A vehicle's state as the engine passes it on. The acceleration is left at zero: it
-    costs a model evaluation, and only the IMU, which the engine does not compute, reads it."""
+    costs a model evaluation, and the IMU differences the velocities instead."""
     x, y, yaw, vx, vy, wz, steering = vehicle.planar_state()
     return CarState(x, y, yaw, vx, vy, wz, steering_angle=steering)

@@ -1,0 +1,264 @@
+"""The computed sensors: IMU, GNSS and wheel odometry, from the cars' states, in the engine.
+
+No backend renders these: each is a few formulas on the car's state (``kinematics``,
+``geodesy``) plus noise. They are computed once, here, so every face (the ROS republishers, the
+dataset runner, the Gymnasium environments) gets the same values from one place, and every
+noise stream is seeded from the run seed, the car and the sensor:
+``np.random.default_rng([seed, car.index, sensor_index])`` (numpy's SeedSequence), where
+``sensor_index`` is the sensor's position in the car profile's ``Sensors``. Two runs with the
+same seed give identical values; runs with different seeds, different noise.
+
+Per frame, :meth:`ComputedSensors.compute` returns the sensors due at that step (the rule of
+the rendered sensors: ``step % frames_per_sample(rate_hz, frame period) == 0``) as float64
+arrays, keyed by frame name ``<car>/<sensor>`` as rendered outputs are
+(``arsim_core.backend.outputs.frame_name``, no suffix). Their layouts:
+
+- ``imu`` (10,): ``[qx, qy, qz, qw, wx, wy, wz, ax, ay, az]``: orientation of the sensor in
+  the world frame (ENU) as a quaternion, angular velocity [rad/s] and specific force
+  [m/s^2] (gravity included: +g on z at rest) in the sensor's frame, each with Gaussian
+  noise, the rates and forces also with their constant biases. Noise draws per frame: 3 for
+  the force, 3 for the rates, 3 for roll, pitch, yaw of the orientation.
+- ``gnss`` (3,): ``[latitude, longitude, altitude]`` [deg, deg, m] of the antenna, the world
+  frame (x east, y north) anchored at the spec's geodetic origin. Noise draws: east, north
+  (horizontal std), up (vertical std).
+- ``wheel_odometry`` (8,): ``[x, y, yaw, vx, yaw_rate, steering_angle, vx_variance,
+  yaw_rate_variance]``: vesc_to_odom's dead reckoning (``kinematics.WheelOdometry``) in a frame
+  that starts where the car is at its first sample, the twist it publishes, the noisy steering
+  angle it used, and the twist's variances (the yaw rate's depends on the noisy speed and
+  steering). Noise draws: speed, then steering angle.
+
+The IMU needs the car's acceleration: with ``accelerations=True`` the states' ``ax``/``ay`` (a
+dynamics node's) and the yaw acceleration differenced from the previous frame; otherwise all
+three differenced from the previous frame (``kinematics.body_acceleration``), as for the
+engine's own vehicles, which do not report theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from arsim_core.config.sensors import GnssSpec, ImuSpec, WheelOdometrySpec
+from arsim_core.geometry import rotation_matrix
+from arsim_core.messages import FrameMeta
+from arsim_core.sensors.beams import frames_per_sample
+from arsim_core.sensors.geodesy import enu_to_geodetic
+from arsim_core.sensors.kinematics import (
+    PlanarState,
+    WheelOdometry,
+    body_acceleration,
+    specific_force,
+)
+
+if TYPE_CHECKING:
+    from arsim_core.config.scenario import CarSpec, Scenario
+
+#: The columns of each computed kind's array, by kind (the encoding of its frames).
+LAYOUTS: Mapping[str, tuple[str, ...]] = {
+    'imu': ('qx', 'qy', 'qz', 'qw', 'wx', 'wy', 'wz', 'ax', 'ay', 'az'),
+    'gnss': ('latitude', 'longitude', 'altitude'),
+    'wheel_odometry': ('x', 'y', 'yaw', 'vx', 'yaw_rate', 'steering_angle', 'vx_variance',
+                       'yaw_rate_variance'),
+}
+KINDS = frozenset(LAYOUTS)
+
+
+class State(Protocol):
+    """What a computed sensor reads of a car's state (``engine.state.CarState`` has it)."""
+
+    @property
+    def x(self) -> float: ...
+    @property
+    def y(self) -> float: ...
+    @property
+    def yaw(self) -> float: ...
+    @property
+    def vx(self) -> float: ...
+    @property
+    def vy(self) -> float: ...
+    @property
+    def yaw_rate(self) -> float: ...
+    @property
+    def ax(self) -> float: ...
+    @property
+    def ay(self) -> float: ...
+    @property
+    def steering_angle(self) -> float: ...
+
+
+def noise(seed: int, car_index: int, sensor_index: int) -> np.random.Generator:
+    """The noise stream of one sensor of one car in a run seeded ``seed``."""
+    return np.random.default_rng([seed, car_index, sensor_index])
+
+
+@dataclass
+class _Sensor:
+    """One computed sensor of one car: its spec, due period, noise stream and what it keeps
+    from frame to frame."""
+
+    car: str
+    name: str  # the frame name, <car>/<sensor>
+    kind: str
+    spec: ImuSpec | GnssSpec | WheelOdometrySpec
+    every: int  # due every this many frames
+    car_index: int
+    sensor_index: int
+    wheelbase: float
+    rng: np.random.Generator
+    odometry: WheelOdometry | None = None
+
+    def restart(self) -> None:
+        """From a car at rest again: wheel odometry starts over where the car is next."""
+        if isinstance(self.spec, WheelOdometrySpec):
+            self.odometry = WheelOdometry(self.spec.wheelbase or self.wheelbase)
+
+
+class ComputedSensors:
+    """Every car's computed sensors in ``scenario``, their noise from the run ``seed``."""
+
+    def __init__(self, scenario: Scenario, seed: int = 0) -> None:
+        self.seed = seed
+        self.sensors: list[_Sensor] = []
+        self._imus: dict[str, list[_Sensor]] = {}
+        for car in scenario.cars:
+            self.sensors.extend(_car_sensors(car, scenario.frame_period_ns, seed))
+        for sensor in self.sensors:
+            sensor.restart()
+            if sensor.kind == 'imu':
+                self._imus.setdefault(sensor.car, []).append(sensor)
+        self.cars = frozenset(sensor.car for sensor in self.sensors)
+        self._previous: dict[str, PlanarState] = {}  # each IMU car's state last frame
+
+    def __bool__(self) -> bool:
+        return bool(self.sensors)
+
+    def reset(self, seed: int | None = None, cars: Collection[str] | None = None) -> None:
+        """Sensors of ``cars`` (default all) as at the start of a run: wheel odometry from
+        zero, no previous state; their noise afresh from ``seed`` if one is given (else it
+        runs on)."""
+        if seed is not None and cars is None:
+            self.seed = seed
+        for sensor in self.sensors:
+            if cars is None or sensor.car in cars:
+                sensor.restart()
+                if seed is not None:
+                    sensor.rng = noise(seed, sensor.car_index, sensor.sensor_index)
+        for car in list(self._previous):
+            if cars is None or car in cars:
+                del self._previous[car]
+
+    def compute(self, step: int, time_ns: int, states: Mapping[str, State],
+                accelerations: bool = False) -> dict[str, np.ndarray]:
+        """The sensors due at ``step`` (sim time ``time_ns``) of the cars in ``states``, by
+        frame name (layouts in the module's docstring). Call it once per frame, in order: the
+        IMU differences the previous call's states and wheel odometry integrates."""
+        if not self.sensors:
+            return {}
+        current = {car: _planar(time_ns, states[car]) for car in self.cars if car in states}
+        found: dict[str, np.ndarray] = {}
+        for sensor in self.sensors:
+            state = current.get(sensor.car)
+            if state is None or step % sensor.every:
+                continue
+            if sensor.kind == 'imu':
+                previous = self._previous.get(sensor.car)
+                raw = states[sensor.car]
+                accel = (raw.ax, raw.ay, body_acceleration(previous, state)[2]) \
+                    if accelerations else body_acceleration(previous, state)
+                found[sensor.name] = _imu(sensor, state, accel)
+            elif sensor.kind == 'gnss':
+                found[sensor.name] = _gnss(sensor, state)
+            else:
+                found[sensor.name] = _wheel_odometry(sensor, state, time_ns)
+        for car in self._imus:
+            if car in current:
+                self._previous[car] = current[car]
+        return found
+
+    def frame_meta(self, names: Iterable[str], time_ns: int) -> dict[str, FrameMeta]:
+        """The descriptions of computed frames ``names`` taken at ``time_ns``, as a fan-out
+        frame carries them (encoding: the kind, whose layout ``LAYOUTS`` gives)."""
+        by_name = {sensor.name: sensor for sensor in self.sensors}
+        meta = {}
+        for name in names:
+            sensor = by_name.get(name)
+            if sensor is not None:
+                meta[name] = FrameMeta(sensor.car, sensor.spec.name, sensor.kind, sensor.kind,
+                                       time_ns)
+        return meta
+
+
+def _car_sensors(car: CarSpec, frame_period_ns: int, seed: int) -> list[_Sensor]:
+    wheelbase = car.profile.vehicle.params.body.wheelbase
+    return [_Sensor(car.name, f'{car.name}/{spec.name}', spec.kind, spec,
+                    frames_per_sample(spec.rate_hz, frame_period_ns), car.index, index,
+                    wheelbase, noise(seed, car.index, index))
+            for index, spec in enumerate(car.profile.sensors)
+            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec))]
+
+
+def _planar(time_ns: int, state: State) -> PlanarState:
+    return PlanarState(time_ns, state.x, state.y, state.yaw, state.vx, state.vy,
+                       state.yaw_rate, state.steering_angle)
+
+
+def _imu(sensor: _Sensor, state: PlanarState,
+         accel: tuple[float, float, float]) -> np.ndarray:
+    spec = sensor.spec
+    assert isinstance(spec, ImuSpec)
+    m, rng = spec.mount, sensor.rng
+    lever = np.array([m.x, m.y, m.z])
+    mount_rotation = rotation_matrix(m.roll, m.pitch, m.yaw)
+    force = specific_force(accel, state.yaw_rate, spec.gravity, lever, mount_rotation)
+    force += np.asarray(spec.accel_bias) + rng.normal(0.0, spec.accel_noise_std, 3)
+    rate = mount_rotation.T @ np.array([0.0, 0.0, state.yaw_rate])
+    rate += np.asarray(spec.gyro_bias) + rng.normal(0.0, spec.gyro_noise_std, 3)
+    roll, pitch, yaw = rng.normal(0.0, spec.orientation_noise_std, 3)
+    orientation = rotation_matrix(roll, pitch, yaw + state.yaw) @ mount_rotation
+    values = np.empty(10)
+    values[:4] = quaternion(orientation)
+    values[4:7] = rate
+    values[7:] = force
+    return values
+
+
+def _gnss(sensor: _Sensor, state: PlanarState) -> np.ndarray:
+    spec = sensor.spec
+    assert isinstance(spec, GnssSpec)
+    m, rng = spec.mount, sensor.rng
+    c, s = math.cos(state.yaw), math.sin(state.yaw)
+    east = state.x + c * m.x - s * m.y + rng.normal(0.0, spec.horizontal_noise_std)
+    north = state.y + s * m.x + c * m.y + rng.normal(0.0, spec.horizontal_noise_std)
+    up = m.z + rng.normal(0.0, spec.vertical_noise_std)
+    return np.array(enu_to_geodetic(east, north, up, spec.origin))
+
+
+def _wheel_odometry(sensor: _Sensor, state: PlanarState, time_ns: int) -> np.ndarray:
+    spec, odometry = sensor.spec, sensor.odometry
+    assert isinstance(spec, WheelOdometrySpec) and odometry is not None
+    rng = sensor.rng
+    speed = state.vx + rng.normal(0.0, spec.speed_noise_std)
+    steering = state.steering_angle + rng.normal(0.0, spec.steering_noise_std)
+    speed, yaw_rate = odometry.step(time_ns, speed, steering)
+    wheelbase = odometry.wheelbase
+    rate_std = math.hypot(math.tan(steering) / wheelbase * spec.speed_noise_std,
+                          abs(speed) / wheelbase / math.cos(steering) ** 2
+                          * spec.steering_noise_std)
+    return np.array([odometry.x, odometry.y, odometry.yaw, speed, yaw_rate, steering,
+                     spec.speed_noise_std ** 2, rate_std ** 2])
+
+
+def quaternion(matrix: np.ndarray) -> tuple[float, float, float, float]:
+    """(x, y, z, w) of a rotation matrix."""
+    w = math.sqrt(max(0.0, 1.0 + matrix[0, 0] + matrix[1, 1] + matrix[2, 2])) / 2.0
+    x = math.copysign(math.sqrt(max(0.0, 1.0 + matrix[0, 0] - matrix[1, 1] - matrix[2, 2]))
+                      / 2.0, matrix[2, 1] - matrix[1, 2])
+    y = math.copysign(math.sqrt(max(0.0, 1.0 - matrix[0, 0] + matrix[1, 1] - matrix[2, 2]))
+                      / 2.0, matrix[0, 2] - matrix[2, 0])
+    z = math.copysign(math.sqrt(max(0.0, 1.0 - matrix[0, 0] - matrix[1, 1] + matrix[2, 2]))
+                      / 2.0, matrix[1, 0] - matrix[0, 1])
+    return x, y, z, w

@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -e -o pipefail -c
 ARGS ?=
 
-.PHONY: build sim test bench soak lint clean distclean unity-host
+.PHONY: build sim test bench soak fuzz lint clean distclean unity-host
 
 build:
 	bash tools/setup.sh
@@ -39,6 +39,18 @@ SOAK_ARGS ?=
 soak:
 	bash tools/setup.sh --test
 	source tools/env.sh && exec python3 bench/bench_soak.py $(SOAK_ARGS)
+
+# Not in CI: the fuzz suite of tests/fuzz (every outside-input surface) with a hundred times the
+# inputs of its brief run in `make test`, each test going on with fresh inputs for
+# ARSIM_FUZZ_SECONDS (default 600: about an hour in all). A crash, an input that takes over 5 s,
+# memory growth past its bound or an exception other than arsim's own errors fails it, with the
+# input Hypothesis found. FUZZ_ARGS="-k web" for one surface.
+FUZZ_ARGS ?=
+ARSIM_FUZZ_SECONDS ?= 600
+fuzz:
+	bash tools/setup.sh --test
+	source tools/env.sh && ARSIM_FUZZ_PROFILE=fuzz ARSIM_FUZZ_SECONDS=$(ARSIM_FUZZ_SECONDS) \
+		exec python3 -m pytest tests/fuzz -q -s -p no:timeout $(FUZZ_ARGS)
 
 # Linting needs ruff and mypy from the venv, not the colcon build (mypy.ini: strict on
 # arsim_core, every function body checked on the other packages).

@@ -250,3 +250,20 @@ def test_a_flood_of_bad_commands_logs_a_bounded_number_of_lines(served):
     most = log_limit.BURST + elapsed / log_limit.PERIOD_S + 1
     assert 0 < len(log.lines) <= most, (len(log.lines), most)
     assert len(replies) < 1000  # the excess is dropped, not answered
+
+
+def test_a_page_that_leaves_while_let_in_is_forgotten_without_a_traceback(served, caplog):
+    """A socket closed (reset) right after its opening request: the server finds the page
+    gone while it answers, which is no error of the server's."""
+    view, _ = served
+    request = (b'GET /ws HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n'
+               b'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+               b'Sec-WebSocket-Version: 13\r\n\r\n' % view.port)
+    for _ in range(50):
+        raw = socket.create_connection(('127.0.0.1', view.port), timeout=WAIT_S)
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b'\x01\x00\x00\x00\x00\x00\x00\x00')
+        raw.sendall(request)
+        raw.close()  # a reset, at once
+    with connect(f'ws://127.0.0.1:{view.port}/ws', open_timeout=WAIT_S) as page:
+        page.recv(timeout=WAIT_S)  # still serving
+    assert not [r for r in caplog.records if r.name.startswith('aiohttp')], caplog.text[:2000]

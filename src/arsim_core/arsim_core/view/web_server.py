@@ -207,7 +207,7 @@ class WebView:
             return self._track
 
     # --- the page's socket -------------------------------------------------------------------
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
         assert self._access is not None
         problem = self._access.origin_problem(request.headers.get('Origin'), _local(request))
         if problem is not None:
@@ -222,10 +222,13 @@ class WebView:
         finally:
             self._sockets -= 1
 
-    async def _serve_page(self, request: web.Request) -> web.WebSocketResponse:
+    async def _serve_page(self, request: web.Request) -> web.StreamResponse:
         page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0,
                                      timeout=CLOSE_S)
-        await page.prepare(request)
+        try:
+            await page.prepare(request)
+        except ConnectionError:  # gone while let in: nothing to serve, nothing to report
+            return web.Response()  # whose sending finds the page gone, quietly
         self._pages.add(page)
         sender = asyncio.create_task(self._send_frames(page))
         rate = CommandRate()

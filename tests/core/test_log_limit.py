@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arsim_core.log_limit import LogLimit, clip
+from arsim_core.log_limit import LogLimit, TokenBucket, clip
 
 
 class Clock:
@@ -46,3 +46,11 @@ def test_admitted_lines_are_clipped() -> None:
 def test_nonsense_limits_are_refused(arguments: dict[str, float]) -> None:
     with pytest.raises(ValueError, match='expected burst >= 1'):
         LogLimit(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_token_bucket_allows_a_burst_then_one_event_per_period() -> None:
+    clock = Clock()
+    bucket = TokenBucket(burst=2, period_s=0.5, clock=clock)
+    assert [bucket.take() for _ in range(4)] == [True, True, False, False]
+    clock.now = 0.5
+    assert [bucket.take() for _ in range(2)] == [True, False]

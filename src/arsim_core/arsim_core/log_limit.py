@@ -25,8 +25,36 @@ def clip(text: str, max_chars: int = MAX_LOG_CHARS) -> str:
     return f'{text[:max_chars]}... ({len(text)} characters)'
 
 
+class TokenBucket:
+    """A burst of ``burst`` events, then one per ``period_s``: what a peer may do at most;
+    thread-safe."""
+
+    def __init__(self, burst: int = BURST, period_s: float = PERIOD_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if burst < 1 or not period_s > 0.0:
+            msg = f'expected burst >= 1 and period_s > 0, got {burst} and {period_s}'
+            raise ValueError(msg)
+        self.burst, self.period_s = burst, period_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._tokens = float(burst)
+        self._last = clock()
+
+    def take(self) -> bool:
+        """Whether one more event is allowed now (and it is counted)."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(float(self.burst),
+                               self._tokens + (now - self._last) / self.period_s)
+            self._last = now
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
+
+
 class LogLimit:
-    """A token bucket of log lines; thread-safe.
+    """Log lines through a :class:`TokenBucket`; thread-safe.
 
     :meth:`admit` returns the line to log (clipped, with the count of lines held back since the
     last one admitted) or None to drop it.
@@ -39,26 +67,19 @@ class LogLimit:
             msg = (f'expected burst >= 1, period_s > 0 and max_chars >= 1, got {burst}, '
                    f'{period_s} and {max_chars}')
             raise ValueError(msg)
-        self.burst, self.period_s, self.max_chars = burst, period_s, max_chars
-        self._clock = clock
+        self.max_chars = max_chars
+        self._bucket = TokenBucket(burst, period_s, clock)
         self._lock = threading.Lock()
-        self._tokens = float(burst)
-        self._last = clock()
         self._held = 0  # lines dropped since the last one admitted
         self.suppressed = 0  # lines dropped in all
 
     def admit(self, text: str) -> str | None:
         """The line to log for ``text``, or None while over the rate."""
         with self._lock:
-            now = self._clock()
-            self._tokens = min(float(self.burst),
-                               self._tokens + (now - self._last) / self.period_s)
-            self._last = now
-            if self._tokens < 1.0:
+            if not self._bucket.take():
                 self._held += 1
                 self.suppressed += 1
                 return None
-            self._tokens -= 1.0
             held, self._held = self._held, 0
         line = clip(text, self.max_chars)
         return f'{line} ({held} similar lines suppressed)' if held else line

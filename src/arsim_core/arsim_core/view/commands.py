@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from arsim_core.log_limit import LogLimit
+from arsim_core.log_limit import TokenBucket, clip
 
 MAX_COMMAND_BYTES = 4096
 MAX_COMMAND_DEPTH = 4  # of arrays and objects in one command; the page sends 1
@@ -46,7 +46,7 @@ def parse(text: str) -> dict[str, Any]:
         msg = f'a command that is not JSON ({exc})'
         raise ValueError(msg) from exc
     if not isinstance(command, dict):
-        msg = f'expected a JSON object with an "op", got {text[:80]!r}'
+        msg = f'expected a JSON object with an "op", got {clip(repr(text), 80)}'
         raise ValueError(msg)
     return command
 
@@ -57,13 +57,13 @@ class CommandRate:
     dropped commands instead of once per command."""
 
     def __init__(self, per_s: float = COMMANDS_PER_S, burst: int = COMMAND_BURST) -> None:
-        self._bucket = LogLimit(burst=burst, period_s=1.0 / per_s)  # a token bucket
+        self._bucket = TokenBucket(burst=burst, period_s=1.0 / per_s)
         self._dropping = False
         self.per_s = per_s
 
     def admit(self) -> tuple[bool, bool]:
         """(whether to carry out the next command, whether dropping starts with it)."""
-        admitted = self._bucket.admit('') is not None
+        admitted = self._bucket.take()
         starts = not admitted and not self._dropping
         self._dropping = not admitted
         return admitted, starts

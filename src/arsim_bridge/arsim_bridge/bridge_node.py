@@ -239,14 +239,16 @@ class Bridge(CountingNode):
         return self.subscribed
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message) -> None:
+                reply: protocol.Message, computed: UpdateReply) -> None:
         sensors = UpdateReply.from_wire(reply).by_car()
+        computed_by_car = computed.by_car()
         self._drain_subscriptions()
         cones = None if self.engine is None else self.fs.cone_rows(self.engine)
         for name, state in states.items():
-            self.fanout.send_multipart(
-                encode_car_frame(car_frame(name, state, sensors.get(name), cones, time_ns),
-                                 reply.step, time_ns), copy=False)
+            frame = car_frame(name, state, sensors.get(name), cones, time_ns,
+                              computed_by_car.get(name))
+            self.fanout.send_multipart(encode_car_frame(frame, reply.step, time_ns),
+                                       copy=False)
         if self.view_feed is not None:
             self.view_feed.offer(time_ns, states, reply)
 
@@ -295,7 +297,9 @@ def race_status(metrics: RaceMetrics, track: str, final: bool) -> RaceStatus:
 def _spin(bridge: Bridge) -> None:
     settings = bridge.scenario.backend
     renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
-    engine = Engine(bridge.scenario, renderer, dynamics=False)
+    # A ROS run's seed is 0: the backend's sensor noise and the engine's computed sensors
+    # (IMU, GNSS, wheel odometry) draw from it, so a run repeats its noise.
+    engine = Engine(bridge.scenario, renderer, dynamics=False, seed=0)
     bridge.engine = engine
     pacing = Pacing(bridge.scenario.real_time_factor)
     view = _start_web_view(bridge, engine, pacing)

@@ -1,7 +1,8 @@
 """What one car publishes every frame: its odometry (and aliases such as opp_odom), its
 odom -> base_link transform, and each sensor's messages through the sensor's republisher
-(``arsim_bridge.republishers``); the sensor mounts (and camera optical frames) as static
-transforms, once.
+(``arsim_bridge.republishers``), from the frame's rendered and computed arrays; the sensor
+mounts (and camera optical frames) as static transforms, once. Nothing here draws noise: the
+engine computes every sensor's values (``arsim_core.sensors.computed``).
 
 The publishers come from any object with rclpy's ``create_publisher``: the car's sensor node
 (``sensor_node``), or the bag writer of ``arsim-dataset generate`` (``bag_node``), so a run
@@ -23,7 +24,7 @@ from arsim_bridge.republishers.base import CarFrame
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.geometry import relative_pose
 from arsim_core.messages import FanoutFrame
-from arsim_core.sensors.kinematics import PlanarState, body_acceleration
+from arsim_core.sensors.kinematics import PlanarState
 
 
 class CarOutputs:
@@ -34,7 +35,6 @@ class CarOutputs:
         which the launcher remaps to the topic map's odom topic."""
         self.names = names = car.names
         self.odom_origin: tuple[float, float, float] | None = None
-        self.previous: PlanarState | None = None
         self.odom_pubs = [node.create_publisher(Odometry, topic, qos.SENSOR)
                           for topic in ('odom', *names.odom_aliases)]
         self.tf_pub = node.create_publisher(TFMessage, '/tf', qos.TF)
@@ -43,9 +43,8 @@ class CarOutputs:
             REPUBLISHERS[spec.kind](SensorContext(
                 node=node, spec=spec, car=car.name, topic=names.sensor_topics[spec.name],
                 frame=names.sensor_frames[spec.name], base_frame=names.base_frame,
-                seed=1000 * car.index + index,
-                wheelbase=car.profile.vehicle.params.body.wheelbase, scenario=scenario))
-            for index, spec in enumerate(car.profile.sensors)]
+                scenario=scenario))
+            for spec in car.profile.sensors]
         # Messages are filled once and only their changing fields are set per frame.
         self._odom = Odometry()
         self._odom.header.frame_id = names.odom_frame
@@ -65,22 +64,10 @@ class CarOutputs:
         """One frame: odometry and TF, then every sensor's messages."""
         current = PlanarState(time_ns, *sent.pose, *sent.twist, sent.steering_angle)
         self._publish_odometry(time_ns, current)
-        frame = CarFrame(step=step, time_ns=time_ns, state=current, previous=self.previous,
-                         accel=self._accel(sent.accel, current), arrays=sent.arrays,
+        frame = CarFrame(step=step, time_ns=time_ns, state=current, arrays=sent.arrays,
                          meta=sent.meta)
         for republisher in self.republishers:
             republisher.publish(frame)
-        self.previous = current
-
-    def _accel(self, accel: tuple[float, ...] | None,
-               current: PlanarState) -> tuple[float, float, float] | None:
-        """The bridge's ``state.accel`` [ax, ay(, yaw acceleration)] if it sends one; a missing
-        yaw acceleration is differenced. None: the IMU differences everything itself."""
-        if not accel:
-            return None
-        yaw_acceleration = accel[2] if len(accel) > 2 else \
-            body_acceleration(self.previous, current)[2]
-        return accel[0], accel[1], yaw_acceleration
 
     def _publish_odometry(self, time_ns: int, state: PlanarState) -> None:
         stamp = to_time(time_ns)

@@ -1,14 +1,15 @@
 """One run of ``arsim-dataset generate``: a scenario simulated in this process, straight into
 a bag, with no DDS and no sockets, so any number of runs side by side cannot disturb each other.
 
-The engine (``arsim_core.engine``) integrates the cars and renders their sensors in process;
-the built-in driver (``arsim_core.policies.autopilot``) drives every car on its 2D scans; each
-frame goes through the publishing code of the ROS nodes (``arsim_bridge.car_outputs``), whose
-publishers here write into the bag (``arsim_bridge.bag_node``). So the bag holds the same
-topics, types, frames and QoS as ``record:=`` of the same scenario: /clock, odometry, /tf,
-/tf_static, every sensor's messages with their ground truth, the track's latched topics (/map,
-its mesh, markers and lines) and the final race results. The events, the robot description
-and the drivers' commands are not in it.
+The engine (``arsim_core.engine``) integrates the cars, renders their sensors and computes the
+IMU, GNSS and wheel odometry (their noise from the run's seed) in process; the built-in driver
+(``arsim_core.policies.autopilot``) drives every car on its 2D scans; each frame goes through
+the publishing code of the ROS nodes (``arsim_bridge.car_outputs``), which only packs the
+engine's values into messages, and whose publishers here write into the bag
+(``arsim_bridge.bag_node``). So the bag holds the same topics, types, frames and QoS as
+``record:=`` of the same scenario: /clock, odometry, /tf, /tf_static, every sensor's messages
+with their ground truth, the track's latched topics (/map, its mesh, markers and lines) and the
+final race results. The events, the robot description and the drivers' commands are not in it.
 """
 
 from __future__ import annotations
@@ -212,12 +213,21 @@ class _Writer:
                 self.recording.deliver(topic, state_message(car, frame.states[car],
                                                             frame.time_ns, self.world_frame))
         sensors = self.renderer.take()
+        computed = self._computed(frame)
         for name, outputs in self.cars.items():
             outputs.publish(frame.step, frame.time_ns,
-                            car_frame(name, frame.states[name], sensors.get(name)))
+                            car_frame(name, frame.states[name], sensors.get(name),
+                                      computed=computed.get(name)))
         if frame.time_ns - self._checkpoint_ns >= 1_000_000_000:  # a killed run stays readable
             self._checkpoint_ns = frame.time_ns
             self.recording.bag.checkpoint()
+
+    def _computed(self, frame: Frame) -> dict[str, UpdateReply]:
+        """The frame's computed sensors by car, described as the bridge fans them out."""
+        meta = self.engine.computed.frame_meta(frame.sensors, frame.time_ns)
+        if not meta:
+            return {}
+        return UpdateReply({name: frame.sensors[name] for name in meta}, meta).by_car()
 
     def close(self, frame: Frame) -> BagSummary:
         """The final race results (latched), then the bag closed."""

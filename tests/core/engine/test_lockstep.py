@@ -35,9 +35,10 @@ from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STA
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.errors import ArsimError
-from arsim_core.messages import TrackRequest
+from arsim_core.messages import TrackRequest, UpdateReply
 from arsim_core.race import BARRIER, start_poses
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES, report_due
+from arsim_core.sensors.computed import ComputedSensors
 
 Driver = Callable[[str, int], bool]  # (car, scan time [ns]) -> whether it answers
 
@@ -85,6 +86,7 @@ class Delivered:
     time_ns: int
     states: dict[str, CarState]
     reply: protocol.Message
+    computed: UpdateReply
 
     @property
     def step(self) -> int:
@@ -203,9 +205,9 @@ class InProcessLink:
         return held
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message) -> None:
+                reply: protocol.Message, computed: UpdateReply) -> None:
         self.events.append(('deliver', time_ns))
-        frame = Delivered(time_ns, dict(states), reply)
+        frame = Delivered(time_ns, dict(states), reply, computed)
         self.frames.append(frame)
         for car in sorted(frame.scanned()):
             script = self.scripts.get(car)
@@ -366,6 +368,38 @@ def test_scans_are_rendered_and_delivered_only_in_frames_they_are_due(make_scena
             assert frame.scanned() == set() and not frame.reply.arrays
     assert [t for t, _ in link.driver_waits()] == [f.time_ns for f in link.frames
                                                   if f.step % 2 == 0]
+
+
+def test_each_frame_goes_out_with_the_engines_computed_sensors_of_its_states(
+        make_scenario, loop, tmp_path, repo_root):
+    """IMU, GNSS and wheel odometry come from the engine, from the states the frame shows
+    (their dynamics' accelerations included), seeded from the run seed, when due."""
+    import yaml
+
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors'].update({
+        'imu': {'type': 'imu', 'position': [0.1, 0.0, 0.05], 'rate_hz': 40.0,
+                'accel_noise_std': 0.05},
+        'gnss': {'type': 'gnss', 'position': [0.0, 0.0, 0.4], 'rate_hz': 20.0,
+                 'origin': [48.0, 11.0, 500.0], 'horizontal_noise_std': 0.5}})
+    path = tmp_path / 'computed_car.yaml'
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    scenario = make_scenario(('ego', 'opp'), profile=str(path), simulation={
+        'driver_timeout_s': 0.05, 'start_on_first_command': False}, backend={'timeout_s': 0.1})
+    lockstep, link = loop(scenario, 8)
+    lockstep.start()
+    drive(link, 2.0, 0.2)
+    lockstep.run()
+    assert [f.step for f in link.frames] == list(range(1, 8))
+    expected = ComputedSensors(scenario, lockstep.engine.seed)
+    for frame in link.frames:
+        arrays = expected.compute(frame.step, frame.time_ns, frame.states, accelerations=True)
+        assert frame.computed.arrays.keys() == arrays.keys()
+        assert all(np.array_equal(frame.computed.arrays[n], arrays[n]) for n in arrays)
+        assert ('ego/gnss' in arrays) == (frame.step % 2 == 0)
+        assert {n: (m.car, m.kind, m.stamp_ns) for n, m in frame.computed.meta.items()} == \
+            {n: (n.split('/')[0], n.split('/')[1], frame.time_ns) for n in arrays}
+    assert any(f.states['ego'].ax != 0.0 for f in link.frames)  # accelerations were there
 
 
 # --- drivers ----------------------------------------------------------------------------------

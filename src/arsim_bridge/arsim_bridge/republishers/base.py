@@ -13,9 +13,11 @@ from rclpy.node import Node
 
 from arsim_core.config.scenario import Scenario
 from arsim_core.config.sensors import Mount, SensorSpec
+from arsim_core.errors import ProtocolError
 from arsim_core.geometry import rpy_to_quaternion
 from arsim_core.messages import FrameMeta
 from arsim_core.sensors.beams import frames_per_sample
+from arsim_core.sensors.computed import LAYOUTS
 from arsim_core.sensors.kinematics import PlanarState
 
 
@@ -29,8 +31,6 @@ class SensorContext:
     topic: str  # from the topic map (sensor_topic template or override)
     frame: str  # from the topic map (sensor_frame template or override)
     base_frame: str
-    seed: int
-    wheelbase: float  # the car's, from its profile's CarParameters.body
     scenario: Scenario  # the whole simulation: other cars, the track's topic, the frame rate
 
     @property
@@ -54,8 +54,6 @@ class CarFrame:
     step: int
     time_ns: int
     state: PlanarState
-    previous: PlanarState | None
-    accel: tuple[float, float, float] | None  # ax, ay, yaw acceleration, when the bridge sends it
     arrays: Mapping[str, np.ndarray]
     meta: Mapping[str, FrameMeta]
 
@@ -65,6 +63,19 @@ class CarFrame:
     def stamp_ns(self, car: str, sensor: str) -> int:
         meta = self.meta.get(f'{car}/{sensor}')
         return self.time_ns if meta is None else meta.stamp_ns
+
+    def computed(self, car: str, sensor: str, kind: str) -> np.ndarray | None:
+        """The engine's values of a computed sensor in this frame (None: not due), checked
+        against the layout of ``kind`` (``arsim_core.sensors.computed.LAYOUTS``)."""
+        values = self.array(car, sensor)
+        if values is None:
+            return None
+        size = len(LAYOUTS[kind])
+        if values.dtype != np.float64 or values.shape != (size,):
+            msg = (f'frame {car}/{sensor}: a {kind} frame is float64 ({size},), got '
+                   f'{values.dtype} {values.shape}')
+            raise ProtocolError(msg)
+        return values
 
 
 class Republisher(Protocol):

@@ -1,18 +1,15 @@
-"""GNSS republisher: sensor_msgs/NavSatFix of the antenna, the world frame anchored at the
-configured geodetic origin (x east, y north), with Gaussian horizontal and vertical noise."""
+"""GNSS republisher: sensor_msgs/NavSatFix from the engine's computed fix of the antenna
+(latitude, longitude, altitude with noise, ``arsim_core.sensors.computed``); the covariance
+from the spec."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from arsim_bridge import qos
 from arsim_bridge.common import to_time
 from arsim_bridge.republishers.base import CarFrame, SensorContext, mount_transforms
 from arsim_core.config.sensors import GnssSpec
-from arsim_core.sensors.geodesy import enu_to_geodetic
 
 
 class GnssRepublisher:
@@ -21,7 +18,6 @@ class GnssRepublisher:
         self.spec: GnssSpec = ctx.spec
         spec = self.spec
         self.pub = ctx.node.create_publisher(NavSatFix, ctx.topic, qos.SENSOR)
-        self.rng = np.random.default_rng(ctx.seed)
         msg = self.msg = NavSatFix()
         msg.header.frame_id = ctx.frame
         msg.status.status = NavSatStatus.STATUS_FIX
@@ -34,15 +30,10 @@ class GnssRepublisher:
         return mount_transforms(self.ctx)
 
     def publish(self, frame: CarFrame) -> None:
-        if not self.ctx.due(frame.step):
+        values = frame.computed(self.ctx.car, self.spec.name, 'gnss')
+        if values is None:
             return
-        spec, state = self.spec, frame.state
-        m = spec.mount
-        c, s = math.cos(state.yaw), math.sin(state.yaw)
-        east = state.x + c * m.x - s * m.y + self.rng.normal(0.0, spec.horizontal_noise_std)
-        north = state.y + s * m.x + c * m.y + self.rng.normal(0.0, spec.horizontal_noise_std)
-        up = m.z + self.rng.normal(0.0, spec.vertical_noise_std)
         msg = self.msg
-        msg.header.stamp = to_time(frame.time_ns)
-        msg.latitude, msg.longitude, msg.altitude = enu_to_geodetic(east, north, up, spec.origin)
+        msg.header.stamp = to_time(frame.stamp_ns(self.ctx.car, self.spec.name))
+        msg.latitude, msg.longitude, msg.altitude = values.tolist()
         self.pub.publish(msg)

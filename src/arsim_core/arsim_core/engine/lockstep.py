@@ -1,6 +1,6 @@
 """The lockstep loop for cars integrated outside the engine: clock -> car states -> referee
--> render -> sensor fan-out -> drivers, pipelined so the backend renders frame k while frame
-k-1 goes out.
+-> render and computed sensors -> sensor fan-out -> drivers, pipelined so the backend renders
+frame k while frame k-1 goes out.
 
 The loop knows nothing of ROS: everything it sends and waits for goes through a :class:`Link`
 (ROS topics and a ZeroMQ fan-out in ``arsim_bridge``, plain Python objects in the tests).
@@ -20,6 +20,7 @@ from arsim_core.engine.referee import Judgement
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
+from arsim_core.messages import UpdateReply
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES
 
 STATUS_PERIOD_S = 10.0
@@ -106,8 +107,9 @@ class Link(Protocol):
         ...
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message) -> None:
-        """Fan a rendered frame and the states it shows out to the sensor republishers."""
+                reply: protocol.Message, computed: UpdateReply) -> None:
+        """Fan a rendered frame, the states it shows and the engine's computed sensors of
+        that frame (``Engine.sense``, described for the fan-out) out to the republishers."""
         ...
 
     def ok(self) -> bool: ...
@@ -117,11 +119,12 @@ class Link(Protocol):
 
 @dataclass(frozen=True)
 class InFlight:
-    """A frame the backend is rendering: its time, the car states it shows, the cars whose
-    drivers get something from it (``SensorSchedule.informed``)."""
+    """A frame the backend is rendering: its time, the car states it shows, its computed
+    sensors, the cars whose drivers get something from it (``SensorSchedule.informed``)."""
 
     time_ns: int
     states: dict[str, CarState]
+    computed: UpdateReply
     informed: set[str]
 
 
@@ -186,9 +189,10 @@ class Lockstep:
                          f'{", ".join(topics)} (simulation.start_on_first_command)')
         states = {name: self._state(name) for name in self.names}
         engine.renderer.send(0, 0, engine.render_poses(states), engine.schedule.due(0))
+        computed = self._sense(states)
         frame = engine.renderer.receive()
         while self.link.ok():
-            link.deliver(0, states, frame)
+            link.deliver(0, states, frame, computed)
             if link.spin_until(lambda: bool(drivers.commanded), HOLD_RESEND_S,
                                every=lambda: link.publish_clock(0)):
                 break
@@ -327,7 +331,15 @@ class Lockstep:
         fanned out once the next frame's car states are in."""
         due = self.engine.schedule.due(step)
         self.engine.renderer.send(step, now, self.engine.render_poses(states), due)
-        self.in_flight = InFlight(now, states, self.engine.schedule.informed(step))
+        self.in_flight = InFlight(now, states, self._sense(states),
+                                  self.engine.schedule.informed(step))
+
+    def _sense(self, states: Mapping[str, CarState]) -> UpdateReply:
+        """The engine's computed sensors of the frame showing ``states``, described for the
+        fan-out; the states carry their dynamics' accelerations."""
+        engine = self.engine
+        arrays = engine.sense(states, accelerations=True)
+        return UpdateReply(arrays, engine.computed.frame_meta(arrays, engine.time_ns))
 
     def _collect(self) -> tuple[InFlight, protocol.Message] | None:
         """The frame the backend has been rendering, with its reply; None before the first."""
@@ -341,7 +353,7 @@ class Lockstep:
         the cars that got sensor data."""
         drivers = self.link.drivers
         drivers.data_sent()
-        self.link.deliver(frame.time_ns, frame.states, reply)
+        self.link.deliver(frame.time_ns, frame.states, reply, frame.computed)
         if not self.scenario.wait_for_drivers:
             return
         awaited = drivers.awaited(frame.informed)

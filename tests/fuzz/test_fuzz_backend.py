@@ -1,11 +1,11 @@
 """Fuzzing the embedded backend process over a real socket: generated multipart messages (random
-bytes, mutated valid messages, valid JSON of the wrong types and values, bad binary frames),
-each of which must get a reply while the process keeps running; a valid session must work
-afterwards. Each reply must come within 5 s, and the process's resident memory may grow
-only a bounded amount over the run.
+bytes, mutated valid messages, valid JSON of the wrong types and values, bad binary frames), each of
+which must get a reply while the process keeps running; a valid session must work afterwards. Each
+reply must come within HANG_S (5 s in the long run), and the process's resident memory may grow only
+a bounded amount over the run.
 
-The number of messages follows the fuzz knobs (fuzzing.py): 3,000 in the brief run, 300,000
-with ``ARSIM_FUZZ_PROFILE=fuzz``, or ``ARSIM_FUZZ_EXAMPLES``.
+The number of messages follows the fuzz knobs (fuzzing.py): 2,000 in the brief run, 200,000 with
+``ARSIM_FUZZ_PROFILE=fuzz``, or ``ARSIM_FUZZ_EXAMPLES``.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ messages = st.one_of(random_bytes, mutated(), mutated(), wrong_types(), wrong_ty
 # --- the test ----------------------------------------------------------------------------------
 @pytest.fixture(scope='module')
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawBackend]:
-    backend = RawBackend(tmp_path_factory.mktemp('fuzz') / 'backend.log', timeout_s=20.0)
+    backend = RawBackend(tmp_path_factory.mktemp('fuzz') / 'backend.log', timeout_s=60.0)
     yield backend
     assert backend.close() == 0, backend.log[-5000:]
 
@@ -231,7 +231,7 @@ def warm_up(target: RawBackend) -> None:
         assert reply.topic in (protocol.READY, protocol.UPDATE), reply.header
 
 
-RUN = fuzz(3000, deadline=None, phases=NO_SHRINK)  # timed by the reply timeout
+RUN = fuzz(2000, deadline=None, phases=NO_SHRINK)  # timed by the reply timeout
 
 
 @pytest.mark.timeout(timeout_s(10))

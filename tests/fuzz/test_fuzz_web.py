@@ -1,9 +1,9 @@
 """Fuzzing the web view's WebSocket (``view: web``) with a real client in this process: generated
-text and binary messages (JSON of any shape and depth, valid ops with wrong values, NaN and
-huge numbers as text, nested arrays, garbage). Each must be answered, or dropped with the
-connection, within 5 s while the server keeps serving; afterwards a valid command still works,
-the pacing is in its documented range, the log lines the messages caused were rate-limited, and
-the process's memory grew a bounded amount. Handshakes from another site's page (a foreign
+text and binary messages (JSON of any shape and depth, valid ops with wrong values, NaN and huge
+numbers as text, nested arrays, garbage). Each must be answered, or dropped with the connection,
+within HANG_S (5 s in the long run) while the server keeps serving; afterwards a valid command still
+works, the pacing is in its documented range, the log lines the messages caused were rate-limited,
+and the process's memory grew a bounded amount. Handshakes from another site's page (a foreign
 ``Origin`` or ``Host``) are refused.
 """
 

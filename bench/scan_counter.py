@@ -17,6 +17,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--seconds', type=float, default=20.0)
     parser.add_argument('--warmup', type=float, default=2.0)
+    parser.add_argument('--start-timeout', type=float, default=120.0,
+                        help='longest wait for the first scan on every topic [s]')
     parser.add_argument('topics', nargs='+')
     args = parser.parse_args()
     rclpy.init()
@@ -30,8 +32,13 @@ def main() -> int:
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     first = args.topics[0]
-    while not received[first]:
+    give_up = time.monotonic() + args.start_timeout
+    while not all(received.values()):
         executor.spin_once(timeout_sec=0.1)
+        if time.monotonic() > give_up:
+            missing = [t for t, v in received.items() if not v]
+            print(json.dumps({'error': f'no scan on {missing} within {args.start_timeout} s'}))
+            return 1
     warm_until = time.monotonic() + args.warmup
     while time.monotonic() < warm_until:
         executor.spin_once(timeout_sec=0.1)
@@ -40,6 +47,9 @@ def main() -> int:
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.1)
     window = received[first][marks[first]:]
+    if len(window) < 2:
+        print(json.dumps({'error': f'{len(window)} scan(s) on {first} in {args.seconds} s'}))
+        return 1
     wall = window[-1][0] - window[0][0]
     sim = (window[-1][1] - window[0][1]) / 1e9
     counts = {t: len(v) - marks[t] for t, v in received.items()}

@@ -26,21 +26,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchkit import F1TENTH_GYM_ENV, Row, main, sized, skip_reason, smoke, take_smoke_flag
 
 SECONDS = 3.0
+WARMUP_STEPS = 200
+_RATES = (('gym_steps_per_s_1car', 'steps_per_s'), ('gym_steps_per_s_8cars', 'steps_per_s'),
+          ('gym_vector_16_env_steps_per_s', 'env_steps_per_s'))
+ROWS = (*(Row(f'{name}{suffix}', unit) for suffix in ('', '_1thread') for name, unit in _RATES),
+        *(Row(f'{name}_{cars}', unit, ('f1tenth_gym',)) for cars in ('1car', '8cars')
+          for name, unit in (('f1tenth_gym_steps_per_s', 'steps_per_s'),
+                             ('gym_speedup_vs_f1tenth_gym', 'x'))))
 SPIELBERG = Path(__file__).resolve().parents[2] / 'shared/tracks/f1tenth_racetracks/Spielberg'
 
 
 def track() -> str:
-    """Spielberg from the shared F1TENTH maps, as f1tenth_gym's default, else our ring."""
+    """Spielberg from the shared F1TENTH maps, as f1tenth_gym's default, else (and in a smoke
+    run, where loading Spielberg would take most of the time) our ring."""
     yaml = SPIELBERG / 'Spielberg_map.yaml'
-    return str(yaml) if yaml.is_file() else 'arsim_ring'
+    return str(yaml) if yaml.is_file() and not smoke() else 'arsim_ring'
 
 
-def steps_per_second(step: Any, reset: Any, seconds: float = SECONDS) -> float:
-    """Steps per wall second over about ``seconds``; ``step`` returns True when the episode
-    ends, and the reset that follows is not timed."""
-    for _ in range(200):  # warm-up: caches, first-call costs
+def steps_per_second(step: Any, reset: Any, seconds: float | None = None) -> float:
+    """Steps per wall second over about ``seconds`` (default ``SECONDS``, less in a smoke
+    run); ``step`` returns True when the episode ends, and the reset that follows is not
+    timed."""
+    seconds = seconds if seconds is not None else sized(SECONDS, 0.1)
+    for _ in range(sized(WARMUP_STEPS, 5)):  # warm-up: caches, first-call costs
         if step():
             reset()
     steps, elapsed = 0, 0.0
@@ -93,7 +104,8 @@ def vector(num_envs: int, threads: int) -> float:
 def f1tenth_gym(python: str) -> dict[str, float]:
     """f1tenth_gym's figures from its own interpreter (it needs Gymnasium 0.29)."""
     script = Path(__file__).resolve().parent / 'f1tenth_gym_baseline.py'
-    out = subprocess.run([python, str(script), '--cars', '1', '8'], capture_output=True,
+    smoke = sized([], ['--steps', '20', '--warmup', '2'])
+    out = subprocess.run([python, str(script), '--cars', '1', '8', *smoke], capture_output=True,
                          text=True, check=True).stdout
     return {line.split()[1]: float(line.split()[2]) for line in out.splitlines()
             if line.startswith('BENCH ')}
@@ -107,9 +119,8 @@ def run() -> list[tuple[str, float, str]]:
                     (f'gym_steps_per_s_8cars{suffix}', single(8, count), 'steps_per_s'),
                     (f'gym_vector_16_env_steps_per_s{suffix}', vector(16, count),
                      'env_steps_per_s')]
-    python = os.environ.get('ARSIM_F1TENTH_GYM_PYTHON')
-    if python:
-        theirs = f1tenth_gym(python)
+    if not skip_reason('bench_gym', 'f1tenth_gym'):
+        theirs = f1tenth_gym(os.environ[F1TENTH_GYM_ENV])
         for ours, name in (('gym_steps_per_s_1car', 'f1tenth_gym_steps_per_s_1car'),
                            ('gym_steps_per_s_8cars', 'f1tenth_gym_steps_per_s_8cars')):
             if name in theirs:
@@ -117,12 +128,9 @@ def run() -> list[tuple[str, float, str]]:
                 suffix = ours.rsplit('_', 1)[1]
                 value = dict((f, v) for f, v, _ in figures)[ours] / theirs[name]
                 figures.append((f'gym_speedup_vs_f1tenth_gym_{suffix}', value, 'x'))
-    else:
-        print('[bench] set ARSIM_F1TENTH_GYM_PYTHON to measure f1tenth_gym beside arsim',
-              file=sys.stderr)
     return figures
 
 
 if __name__ == '__main__':
-    for figure, value, unit in run():
-        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

@@ -85,3 +85,13 @@ def test_overrides_are_read_with_the_same_bounds() -> None:
     assert parse_overrides('simulation: {seed: 3}') == {'simulation': {'seed': 3}}
     with pytest.raises(ConfigError, match='must be a mapping'):
         parse_overrides('[1, 2]')
+
+
+@pytest.mark.parametrize('text', ['\x1fnull\n', '\x00a: 1\n', 'a: \x07\n', f'a: {"9" * 5000}\n'])
+def test_a_file_pyyaml_cannot_read_or_build_is_a_config_error(tmp_path, text):
+    """Control characters stop PyYAML's reader before parsing starts, and an integer of more
+    digits than Python converts stops it while building: both are the file's fault."""
+    path = tmp_path / 'odd.yaml'
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f'{path}.*: invalid YAML: '):
+        load_section(path)

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import yaml
 
 from arsim_core.errors import ArsimError, ConfigError
+from arsim_core.log_limit import clip
 
 _MISSING = object()
 # Nodes a YAML document may hold with every alias expanded: aliases make a tiny file stand for
@@ -54,12 +55,15 @@ def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError
     """``text``'s data and the 1-based line of every key path in it, from one parse; errors
     name ``source``. Aliases that refer to themselves or expand past MAX_YAML_NODES nodes
     are refused before anything is built from them."""
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is not None:
-            _check_aliases(node, source, error)
-        data = loader.construct_document(node) if node is not None else None
+        loader = yaml.SafeLoader(text)  # refuses control characters at once
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_aliases(node, source, error)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, 'problem_mark', None)
         where = f'{source}:{mark.line + 1}:{mark.column + 1}' if mark else source
@@ -69,8 +73,9 @@ def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError
     except RecursionError as exc:  # PyYAML parses and composes by recursion
         msg = f'{source}: invalid YAML: lists and mappings nest too deep'
         raise error(msg) from exc
-    finally:
-        loader.dispose()
+    except ValueError as exc:  # a value PyYAML cannot build, e.g. an integer of 5,000 digits
+        msg = f'{source}: invalid YAML: {clip(str(exc), 200)}'
+        raise error(msg) from exc
     lines: dict[str, int] = {}
     if node is not None:
         _key_lines(node, lines)

@@ -48,12 +48,9 @@ def _messages(client, until, timeout_s: float):
             yield subscription, log_time, message[13:]
 
 
-# The Foxglove WebSocket protocol's own name, which Lichtblick and Foxglove Studio speak, and the
-# Foxglove SDK's.
-@pytest.mark.parametrize('subprotocol', [
-    pytest.param('foxglove.websocket.v1', marks=pytest.mark.xfail(
-        strict=True, reason='the foxglove-sdk server accepts foxglove.sdk.v1 only')),
-    'foxglove.sdk.v1'])
+# The Foxglove WebSocket protocol's own name, which Lichtblick and older Foxglove Studio offer,
+# and the Foxglove SDK's.
+@pytest.mark.parametrize('subprotocol', ['foxglove.websocket.v1', 'foxglove.sdk.v1'])
 def test_a_foxglove_client_receives_the_simulation(simulation, subprotocol: str) -> None:
     port = free_port()
     sim = simulation(settings=_view(port))

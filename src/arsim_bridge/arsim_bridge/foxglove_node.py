@@ -7,6 +7,11 @@ robot_description) are subscribed latched, and their messages are sent again whe
 subscribes later; every other topic is subscribed best effort, so the view may drop
 messages but never slows the simulation. Messages are stamped with sim time (/clock).
 
+The SDK's server accepts only the subprotocol ``foxglove.sdk.v1``, so it listens on a loopback
+port of its own and the view's address is served by :mod:`arsim_bridge.foxglove_relay`, which
+also accepts ``foxglove.websocket.v1`` (Lichtblick, older Foxglove Studio) and passes the frames
+on unchanged.
+
 Clients are outside input: a subscription a client already holds is not replayed again, a
 burst of subscriptions costs one replay per topic and period, and each client's backlog is
 BACKLOG_MESSAGES (the oldest message goes first), so a stalled client holds a few camera
@@ -28,6 +33,7 @@ from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node, to_ns
+from arsim_bridge.foxglove_relay import FoxgloveRelay
 from arsim_bridge.msg_definitions import definition, message_class
 from arsim_core.errors import ArsimError
 from arsim_core.log_limit import LogLimit
@@ -47,15 +53,20 @@ class FoxgloveView(Node):
         self.replay = _Replay()
         self._skip_log = LogLimit()  # topic and type names come from any peer on the graph
         _route_sdk_log(self.get_logger())
-        try:
-            self.server = foxglove.start_server(name='arsim', host=view.host, port=view.port,
+        try:  # on loopback, for the relay only; its port is any free one
+            self.server = foxglove.start_server(name='arsim', host='127.0.0.1', port=0,
                                                 server_listener=self.replay,
                                                 message_backlog_size=BACKLOG_MESSAGES)
-        except Exception as exc:  # the SDK reports a port in use as a plain RuntimeError
-            msg = f'view: cannot serve Foxglove on {view.host}:{view.port} ({exc})'
-            raise ArsimError(msg) from exc
-        self.get_logger().info(f'Foxglove: open ws://{view.host}:{self.server.port} in '
-                               f'Foxglove (docs/view.md)')
+        except Exception as exc:  # the SDK reports its failures as plain RuntimeErrors
+            raise ArsimError(f'view: cannot start the Foxglove server ({exc})') from exc
+        self.relay = FoxgloveRelay(view.host, view.port, self.server.port, self._log)
+        try:
+            url = self.relay.start()
+        except BaseException:
+            self.server.stop()
+            raise
+        self.get_logger().info(f'Foxglove: open {url} in Foxglove or Lichtblick '
+                               f'(docs/view.md)')
         self.sim_time_ns: int | None = None
         self.channels: dict[str, foxglove.Channel | None] = {}  # None: cannot be described
         self.create_subscription(Clock, '/clock', self._on_clock, qos.CLOCK)
@@ -108,7 +119,13 @@ class FoxgloveView(Node):
                 for data, log_time in list(kept):
                     channel.log(data, log_time=log_time)
 
+    def _log(self, level: str, text: str) -> None:
+        """The relay's lines (already limited), from its thread, into the node's log."""
+        logger = self.get_logger()
+        {'info': logger.info, 'warn': logger.warning}.get(level, logger.error)(text)
+
     def destroy_node(self) -> None:
+        self.relay.stop()  # the clients first, told the simulation stopped
         self.server.stop()
         super().destroy_node()
 

@@ -8,7 +8,6 @@ states -> referee -> render -> fan-out -> drivers) is ``arsim_core.engine.lockst
 from __future__ import annotations
 
 import functools
-import math
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -34,6 +33,7 @@ from arsim_bridge.common import (
 from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
 from arsim_bridge.fs_outputs import FsOutputs
 from arsim_bridge.ledger import CountingNode
+from arsim_bridge.race_status import race_status
 from arsim_core import endpoints, protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
@@ -43,7 +43,6 @@ from arsim_core.engine import (
     Judgement,
     Lockstep,
     ProtocolRenderer,
-    RaceMetrics,
     TrackWorld,
 )
 from arsim_core.engine import referee as verdicts
@@ -57,7 +56,6 @@ from arsim_core.recording.ledger import BRIDGE, STATUS_TOPIC
 from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
     CarCommand,
-    CarRaceStatus,
     CarReset,
     RaceStatus,
     RecordingStatus,
@@ -275,23 +273,6 @@ class Bridge(CountingNode):
 
     def close(self) -> None:
         self.fanout.close()
-
-
-def race_status(metrics: RaceMetrics, track: str, final: bool) -> RaceStatus:
-    """The standings as a RaceStatus message (NaN for times not there yet)."""
-    def seconds(value: float | None) -> float:
-        return math.nan if value is None else float(value)
-
-    cars = [CarRaceStatus(
-        car_id=c.name, position=c.position, s=c.s, lap_fraction=c.lap_fraction,
-        progress=c.progress, laps=c.laps, lap_time=c.lap_time, last_lap=seconds(c.last_lap),
-        best_lap=seconds(c.best_lap), lap_times=[float(t) for t in c.lap_times],
-        sector_times=[seconds(t) for t in c.sector_times],
-        best_sector_times=[seconds(t) for t in c.best_sector_times],
-        time_off_track=c.time_off_track, off_track=c.off_track, collisions=c.collisions)
-        for c in metrics.standings()]
-    return RaceStatus(track=track, track_length=metrics.length,
-                      sectors=[float(s) for s in metrics.sectors], final=final, cars=cars)
 
 
 def _spin(bridge: Bridge) -> None:

@@ -26,11 +26,11 @@ from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
 from arsim_bridge.bag_node import BagNode, BagRecording
-from arsim_bridge.bridge_node import race_status
 from arsim_bridge.car_outputs import CarOutputs
 from arsim_bridge.common import pose_2d, to_time
 from arsim_bridge.fanout import car_frame
 from arsim_bridge.msg_definitions import message_text
+from arsim_bridge.race_status import race_status
 from arsim_bridge.track_node import TrackOutputs
 from arsim_core import protocol
 from arsim_core.config.scenario import Scenario, load_scenario

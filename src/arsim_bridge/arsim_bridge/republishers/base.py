@@ -72,7 +72,7 @@ class CarFrame:
             return None
         size = len(LAYOUTS[kind])
         if values.dtype != np.float64 or values.shape != (size,):
-            msg = (f'frame {car}/{sensor}: a {kind} frame is float64 ({size},), got '
+            msg = (f'frame {car}/{sensor}: {kind} values are float64 ({size},), got '
                    f'{values.dtype} {values.shape}')
             raise ProtocolError(msg)
         return values

@@ -129,7 +129,7 @@ PROFILE_NAMES = ['f1tenth', 'fs_car', '../../etc/passwd', '/etc/hostname', 'arsi
 
 @pytest.mark.timeout(timeout_s(10))
 def test_generated_scenarios_load_or_are_refused_naming_the_file(tmp_path: Path) -> None:
-    @fuzz(60)
+    @fuzz(30)
     @given(text=yaml_text(SCENARIO, PROFILE_NAMES))
     def one(text: bytes) -> None:
         with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
@@ -179,7 +179,7 @@ def _outside(doc: Any) -> bool:
 
 @pytest.mark.timeout(timeout_s(15))
 def test_generated_tracks_load_or_are_refused_naming_the_file(tmp_path: Path) -> None:
-    @fuzz(30)
+    @fuzz(12)
     @given(descriptor=yaml_text(TRACK, TRACK_NAMES), csv=centerline(),
            map_yaml=yaml_text(MAP_YAML, TRACK_NAMES),
            image=st.sampled_from([b'P5 4 4 255\n' + bytes(range(16)), b'P5 9999 9999 255\n',

@@ -17,17 +17,11 @@ backlog then drops the oldest messages, as it did for the client directly.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Collection
 
 from aiohttp import ClientSession, ClientWebSocketResponse, WSCloseCode, WSMsgType, hdrs, web
-from aiohttp.typedefs import Handler
 
-from arsim_core.errors import ArsimError
-from arsim_core.log_limit import LogLimit
-from arsim_core.view.access import Access
+from arsim_core.view.served import CLOSE_S, Log, ServedApp
 
 # The subprotocol names a client may offer, the one the SDK speaks first: it is chosen when a
 # client offers both.
@@ -37,103 +31,34 @@ MAX_CLIENTS = 16  # relayed at once; one more is answered 503
 # A client sends small JSON requests (subscribe, unsubscribe); a bigger message closes it.
 MAX_CLIENT_MESSAGE_BYTES = 64 * 1024
 HEARTBEAT_S = 10.0  # a client that answers no ping in half of it is let go
-# Stopping waits at most CLOSE_S for clients to answer the close (all at once), SHUTDOWN_S for
-# the server and as long again for the thread: well within the launcher's grace (5 s).
-CLOSE_S = 0.5
-SHUTDOWN_S = 1.0
 # A close code that may be passed on: the codes for "none given", "dropped" and "TLS failed"
 # (1005, 1006, 1015) are never sent in a close frame.
 _SENDABLE = frozenset(range(1000, 1012)) - {1004, 1005, 1006} | frozenset(range(3000, 5000))
 
-Log = Callable[[str, str], None]  # (level: info | warn | error, text)
 Socket = web.WebSocketResponse | ClientWebSocketResponse[bool]
 
 
-class FoxgloveRelay:
+class FoxgloveRelay(ServedApp):
     """Serves ``host``:``port`` for the SDK's server on loopback ``upstream_port`` until
     :meth:`stop`."""
 
+    what = 'Foxglove'
+    scheme = 'ws'
+
     def __init__(self, host: str, port: int, upstream_port: int, log: Log) -> None:
-        self.host, self.port, self.log = host, port, log
+        super().__init__(host, port, log, 'foxglove_relay')
         self._upstream = f'ws://127.0.0.1:{upstream_port}/'
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name='foxglove_relay',
-                                        daemon=True)
-        self._runner: web.AppRunner | None = None
         self._session: ClientSession | None = None
-        self._access: Access | None = None
-        self._clients: set[web.WebSocketResponse] = set()
-        self._relaying = 0  # clients being connected or connected
-        self._log_limit = LogLimit()
 
-    @property
-    def url(self) -> str:
-        host = f'[{self.host}]' if ':' in self.host else self.host  # an IPv6 address
-        return f'ws://{host}:{self.port}'
+    def routes(self) -> Collection[web.RouteDef]:
+        return [web.get('/{path:.*}', self._answer)]
 
-    def start(self) -> str:
-        """Bind and serve; returns the URL to connect to. A port in use raises ArsimError."""
-        listener = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((self.host, self.port))
-            listener.listen(16)
-        except OSError as exc:
-            listener.close()
-            msg = f'view: cannot serve Foxglove on {self.host}:{self.port} ({exc})'
-            raise ArsimError(msg) from exc
-        self.port = listener.getsockname()[1]  # the one bound, when asked for any (0)
-        self._access = Access(self.host, self.port)
-        self._thread.start()
-        future: Future[None] = asyncio.run_coroutine_threadsafe(self._serve(listener),
-                                                                self._loop)
-        future.result(timeout=10.0)
-        return self.url
-
-    def stop(self) -> None:
-        """Tell the clients the simulation has gone, and stop serving."""
-        if self._runner is not None and self._loop.is_running():
-            try:
-                asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(
-                    CLOSE_S + SHUTDOWN_S + 0.5)
-            except Exception as exc:  # noqa: BLE001 - stopping goes on whatever clients do
-                self.log('warn', f'view: stopped without closing every client ({exc!r})')
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=SHUTDOWN_S)
-
-    async def _close(self) -> None:
-        await asyncio.gather(*(client.close(code=WSCloseCode.GOING_AWAY,
-                                            message=b'simulation stopped')
-                               for client in list(self._clients)), return_exceptions=True)
-        assert self._runner is not None and self._session is not None
-        await self._runner.cleanup()
-        await self._session.close()
-
-    async def _serve(self, listener: socket.socket) -> None:
+    async def _opening(self) -> None:
         self._session = ClientSession()
-        app = web.Application(middlewares=[self._checked_host])
-        app.add_routes([web.get('/{path:.*}', self._answer)])
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_S)
-        await self._runner.setup()
-        await web.SockSite(self._runner, listener).start()
 
-    @web.middleware
-    async def _checked_host(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Every request must name this server in ``Host``; any ``Origin`` is let in, since
-        Foxglove's and Lichtblick's web apps connect from pages of their own (docs/security.md)."""
-        assert self._access is not None
-        problem = self._access.host_problem(request.headers.get('Host'), _local(request))
-        if problem is not None:
-            raise self._refused(web.HTTPForbidden, problem)
-        return await handler(request)
-
-    def _refused(self, kind: type[web.HTTPException], problem: str) -> web.HTTPException:
-        """The answer to a request refused for ``problem``, which is logged (within limits)."""
-        line = self._log_limit.admit(f'view: refused {problem}')
-        if line is not None:
-            self.log('warn', line)
-        return kind(text=f'{problem}; see docs/view.md\n')
+    async def _closing(self) -> None:
+        assert self._session is not None
+        await self._session.close()
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get(hdrs.UPGRADE, '').lower() != 'websocket':
@@ -147,15 +72,8 @@ class FoxgloveRelay:
             raise self._refused(web.HTTPBadRequest,
                                 f'a WebSocket offering none of the subprotocols '
                                 f'{", ".join(SUBPROTOCOLS)}')
-        if self._relaying >= MAX_CLIENTS:
-            raise self._refused(web.HTTPServiceUnavailable,
-                                f'a client: {MAX_CLIENTS} are connected already, the most the '
-                                f'view serves at once; close one')
-        self._relaying += 1
-        try:
-            return await self._relay(request, subprotocol)
-        finally:
-            self._relaying -= 1
+        return await self._one_of(MAX_CLIENTS, 'a client',
+                                  lambda: self._relay(request, subprotocol))
 
     async def _relay(self, request: web.Request, subprotocol: str) -> web.StreamResponse:
         """One client, and one connection to the SDK for it, until either closes."""
@@ -174,7 +92,7 @@ class FoxgloveRelay:
                                        heartbeat=HEARTBEAT_S, timeout=CLOSE_S)
         try:
             await client.prepare(request)
-            self._clients.add(client)
+            self.sockets.add(client)
             pumps = [asyncio.create_task(_pump(upstream, client)),
                      asyncio.create_task(_pump(client, upstream))]
             done, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -186,7 +104,7 @@ class FoxgloveRelay:
             await asyncio.gather(upstream.close(code=code), client.close(code=code),
                                  return_exceptions=True)
         finally:
-            self._clients.discard(client)
+            self.sockets.discard(client)
             await upstream.close()
         return client
 
@@ -205,9 +123,3 @@ async def _pump(source: Socket, sink: Socket) -> None:
     except (ConnectionError, RuntimeError):
         pass  # the other side went away while a frame was on its way
 
-
-def _local(request: web.Request) -> str:
-    """The address the request arrived at."""
-    transport = request.transport
-    where = transport.get_extra_info('sockname') if transport is not None else None
-    return str(where[0]) if where else ''

@@ -19,131 +19,48 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Collection
 from importlib import resources
 from typing import Any
 
 import cv2
 import numpy as np
-from aiohttp import WSCloseCode, WSMsgType, web
-from aiohttp.typedefs import Handler
+from aiohttp import WSMsgType, web
 
 from arsim_core.engine.pacing import MAX_STEPS, PacingStatus
 from arsim_core.engine.world import TrackWorld
-from arsim_core.errors import ArsimError
-from arsim_core.log_limit import LogLimit, clip
+from arsim_core.log_limit import clip
 from arsim_core.view import commands
-from arsim_core.view.access import Access
 from arsim_core.view.commands import MAX_COMMAND_BYTES, CommandRate
 from arsim_core.view.feed import PERIOD_S, Snapshot, ViewFeed
+from arsim_core.view.served import CLOSE_S, Log, ServedApp, local_address
 from arsim_core.view.track_image import TrackImage, track_image
 
-Log = Callable[[str, str], None]  # (level: info | warn | error, text)
 STATIC = resources.files('arsim_core.view') / 'static'
 JPEG_QUALITY = 80
 MAX_PAGES = 16  # WebSockets open at once; one more is answered 503
 MAX_REPLY_CHARS = 300  # of an error message sent back to a page
-# Stopping the view waits at most CLOSE_S for the pages to answer the close (all at once: one
-# whose network went away never does), SHUTDOWN_S for requests in progress, and as long again
-# for the thread: well within the grace the launcher gives a node to stop (STOP_GRACE_S, 5 s).
-CLOSE_S = 0.5
-SHUTDOWN_S = 1.0
 CENTERLINE_POINTS = 2000  # of the centerline sent to a page, at most
 
 
-class WebView:
+class WebView(ServedApp):
     """Serves the page for ``feed`` on ``host``:``port`` until :meth:`stop`."""
 
+    what = 'the web page'
+
     def __init__(self, feed: ViewFeed, host: str, port: int, log: Log) -> None:
-        self.feed, self.host, self.port, self.log = feed, host, port, log
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name='web_view',
-                                        daemon=True)
-        self._runner: web.AppRunner | None = None
+        super().__init__(host, port, log, 'web_view')
+        self.feed = feed
         self._track: tuple[TrackWorld, TrackImage] | None = None
         self._track_lock = threading.Lock()
         self._frame_json: tuple[int, str] = (0, '')
         self._jpeg: tuple[int, bytes] | None = None
-        self._pages: set[web.WebSocketResponse] = set()
-        self._sockets = 0  # WebSockets being opened or open
-        self._access: Access | None = None
-        self._log_limit = LogLimit()
 
-    @property
-    def url(self) -> str:
-        host = f'[{self.host}]' if ':' in self.host else self.host  # an IPv6 address
-        return f'http://{host}:{self.port}/'
-
-    def start(self) -> str:
-        """Bind and serve; returns the page's URL. A port in use raises ArsimError."""
-        listener = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((self.host, self.port))
-            listener.listen(16)
-        except OSError as exc:
-            listener.close()
-            msg = f'view: cannot serve the web page on {self.host}:{self.port} ({exc})'
-            raise ArsimError(msg) from exc
-        self.port = listener.getsockname()[1]  # the one bound, when asked for any (0)
-        self._access = Access(self.host, self.port)
-        self._thread.start()
-        future: Future[None] = asyncio.run_coroutine_threadsafe(self._serve(listener),
-                                                                self._loop)
-        future.result(timeout=10.0)
-        return self.url
-
-    def stop(self) -> None:
-        """Tell open pages the simulation has gone, and stop serving."""
-        if self._runner is not None and self._loop.is_running():
-            try:
-                asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(
-                    CLOSE_S + SHUTDOWN_S + 0.5)
-            except Exception as exc:  # noqa: BLE001 - stopping goes on whatever the pages do
-                self.log('warn', f'view: stopped without closing every page ({exc!r})')
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=SHUTDOWN_S)
-
-    async def _close(self) -> None:
-        await asyncio.gather(*(page.close(code=WSCloseCode.GOING_AWAY,
-                                          message=b'simulation stopped')
-                               for page in list(self._pages)), return_exceptions=True)
-        assert self._runner is not None
-        await self._runner.cleanup()
-
-    async def _serve(self, listener: socket.socket) -> None:
-        app = web.Application(middlewares=[self._checked_host])
-        app.add_routes([web.get('/', self._page), web.get('/ws', self._socket),
-                        web.get('/track.png', self._track_png),
-                        web.get('/camera.jpg', self._camera),
-                        web.get('/static/{name}', self._static)])
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_S)
-        await self._runner.setup()
-        await web.SockSite(self._runner, listener).start()
-
-    # --- what is answered ---------------------------------------------------------------------
-    @web.middleware
-    async def _checked_host(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Every request, page, file, image or socket, must name this server in ``Host``."""
-        assert self._access is not None
-        problem = self._access.host_problem(request.headers.get('Host'), _local(request))
-        if problem is not None:
-            raise self._refused(web.HTTPForbidden, problem)
-        return await handler(request)
-
-    def _refused(self, kind: type[web.HTTPException], problem: str) -> web.HTTPException:
-        """The answer to a request refused for ``problem``, which is logged (within limits)."""
-        self._warn(f'view: refused {problem}')
-        return kind(text=f'{problem}; see docs/view.md\n')
-
-    def _warn(self, text: str) -> None:
-        line = self._log_limit.admit(text)
-        if line is not None:
-            self.log('warn', line)
+    def routes(self) -> Collection[web.RouteDef]:
+        return [web.get('/', self._page), web.get('/ws', self._socket),
+                web.get('/track.png', self._track_png), web.get('/camera.jpg', self._camera),
+                web.get('/static/{name}', self._static)]
 
     # --- files ------------------------------------------------------------------------------
     async def _page(self, _request: web.Request) -> web.Response:
@@ -209,18 +126,11 @@ class WebView:
     # --- the page's socket -------------------------------------------------------------------
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         assert self._access is not None
-        problem = self._access.origin_problem(request.headers.get('Origin'), _local(request))
+        problem = self._access.origin_problem(request.headers.get('Origin'),
+                                              local_address(request))
         if problem is not None:
             raise self._refused(web.HTTPForbidden, problem)
-        if self._sockets >= MAX_PAGES:
-            raise self._refused(web.HTTPServiceUnavailable,
-                                f'a page: {MAX_PAGES} are open already, the most the view '
-                                f'serves at once; close one')
-        self._sockets += 1
-        try:
-            return await self._serve_page(request)
-        finally:
-            self._sockets -= 1
+        return await self._one_of(MAX_PAGES, 'a page', lambda: self._serve_page(request))
 
     async def _serve_page(self, request: web.Request) -> web.StreamResponse:
         page = web.WebSocketResponse(max_msg_size=MAX_COMMAND_BYTES, heartbeat=10.0,
@@ -229,7 +139,7 @@ class WebView:
             await page.prepare(request)
         except ConnectionError:  # gone while let in: nothing to serve, nothing to report
             return web.Response()  # whose sending finds the page gone, quietly
-        self._pages.add(page)
+        self.sockets.add(page)
         sender = asyncio.create_task(self._send_frames(page))
         rate = CommandRate()
         try:
@@ -252,7 +162,7 @@ class WebView:
             pass
         finally:
             sender.cancel()
-            self._pages.discard(page)
+            self.sockets.discard(page)
         return page
 
     async def _send_frames(self, page: web.WebSocketResponse) -> None:
@@ -326,9 +236,3 @@ class WebView:
             return f'{op}: {exc}'
         return None
 
-
-def _local(request: web.Request) -> str:
-    """The address the request arrived at."""
-    transport = request.transport
-    where = transport.get_extra_info('sockname') if transport is not None else None
-    return str(where[0]) if where else ''

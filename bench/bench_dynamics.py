@@ -24,6 +24,8 @@ try:
 except ImportError:  # running from a source checkout without the workspace sourced
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'src' / 'arsim_core'))
 
+from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
+
 from arsim_core._jit import NUMBA_ENABLED  # noqa: E402
 from arsim_core.dynamics import (  # noqa: E402
     F1TENTH,
@@ -39,12 +41,16 @@ DT = 0.025  # one /clock tick of the dynamics node [s]
 #: Physics rate per model [Hz]: 200 Hz for KS/ST (default profile); STD needs ~1 kHz.
 RATES = {'ks': 200.0, 'st': 200.0, 'std': 1000.0}
 REPEATS = 5
+MODELS = ('ks', 'st', 'std')
+ROWS = (*(Row(f'dynamics_speedup_vs_commonroad_{name}', 'x') for name in MODELS),
+        Row('numba_dynamics', 'flag'))
 
 
 def _best_of(fn: Callable[[], None], loops: int) -> float:
     """Fastest of REPEATS runs of ``loops`` calls, seconds per call."""
     best = math.inf
-    for _ in range(REPEATS):
+    loops = sized(loops, 20)
+    for _ in range(sized(REPEATS, 1)):
         start = time.perf_counter()
         for _ in range(loops):
             fn()
@@ -124,7 +130,7 @@ def run() -> list[tuple[str, float, str]]:
     cr = _commonroad(p)
     figures = []
     compiled = NUMBA_ENABLED
-    for name in ('ks', 'st', 'std'):
+    for name in MODELS:
         model = resolve_model(name, 'bench')
         ours, car = _arsim_step_s(model, name, p)
         x = car.state.tolist()
@@ -142,11 +148,6 @@ def run() -> list[tuple[str, float, str]]:
     return figures
 
 
-def main() -> int:
-    for figure, value, unit in run():
-        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

@@ -17,6 +17,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
+from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import Probe, Simulation, driver_process, stop_process  # noqa: E402
 
 MEASURE_S = 30.0
@@ -24,9 +25,13 @@ DRIVER = BENCH_DIR.parent / 'tests' / 'drivers' / 'cone_driver.py'
 SETTINGS = {'topic_map': 'eufs', 'track': {'name': 'fs_trackdrive'},
             'cars': [{'name': 'ego', 'profile': 'formula_student'}]}
 AS_DRIVING = 2
+ROWS = (Row('fs_trackdrive_rtf', 'x_realtime'),)
 
 
-def measure_rtf(measure_s: float = MEASURE_S) -> dict[str, float]:
+def measure_rtf(measure_s: float | None = None) -> dict[str, float]:
+    """Sim time over wall time on /clock for ``measure_s`` (default ``MEASURE_S``, a second in
+    a smoke run) from AS Driving."""
+    measure_s = measure_s if measure_s is not None else sized(MEASURE_S, 1.0)
     from eufs_msgs.msg import CanState
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
@@ -66,5 +71,5 @@ def run() -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for name, value, unit in run():
-        print(f'BENCH {name} {value:.4g} {unit}')
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

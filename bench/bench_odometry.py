@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from benchkit import Row, main, sized, skip_reason, take_smoke_flag
 
 from arsim_core.config.scenario import SceneSettings, load_scenario
 from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
@@ -83,7 +84,7 @@ FS_SEGMENTS_M = (20.0, 40.0, 60.0, 80.0, 100.0)  # up to half a trackdrive lap
 
 
 @dataclass(frozen=True)
-class Row:
+class Setup:
     """One measurement: a track, its scenery, the car and its LiDAR, KISS-ICP's settings."""
 
     track: str  # a path, or a track in maps/
@@ -110,22 +111,31 @@ TUM_SPIELBERG = str(SHARED_TRACKS / 'tum_racetrack_database' / 'Spielberg.csv')
 _SMALL = {'profile': 'f1tenth', 'mount_z': 0.3, 'range_max': 50.0, 'voxel_size': 0.15,
           'max_speed': F1TENTH_SPEED, 'max_sim_s': F1TENTH_SIM_S,
           'segments_m': F1TENTH_SEGMENTS_M, 'rate_hz': F1TENTH_LIDAR_HZ}
-ROWS: dict[str, Row] = {
-    'f1tenth_spielberg_none': Row(F1TENTH_SPIELBERG, 'none', **_SMALL),
-    'f1tenth_spielberg_hall': Row(F1TENTH_SPIELBERG, 'hall', **_SMALL),
-    'f1tenth_monza_hall': Row(F1TENTH_MONZA, 'hall', **_SMALL),
-    'f1tenth_silverstone_hall': Row(F1TENTH_SILVERSTONE, 'hall', **_SMALL),
-    'arsim_ring_hall': Row('arsim_ring', 'hall', **_SMALL),
-    'f1tenth_spielberg_hall_scan2d': Row(F1TENTH_SPIELBERG, 'hall', **{**_SMALL,
+SETUPS: dict[str, Setup] = {
+    'f1tenth_spielberg_none': Setup(F1TENTH_SPIELBERG, 'none', **_SMALL),
+    'f1tenth_spielberg_hall': Setup(F1TENTH_SPIELBERG, 'hall', **_SMALL),
+    'f1tenth_monza_hall': Setup(F1TENTH_MONZA, 'hall', **_SMALL),
+    'f1tenth_silverstone_hall': Setup(F1TENTH_SILVERSTONE, 'hall', **_SMALL),
+    'arsim_ring_hall': Setup('arsim_ring', 'hall', **_SMALL),
+    'f1tenth_spielberg_hall_scan2d': Setup(F1TENTH_SPIELBERG, 'hall', **{**_SMALL,
                                          'voxel_size': 0.05}, scan2d=True, deskew=False),
-    'tum_spielberg_circuit': Row(TUM_SPIELBERG, 'circuit', 'full_scale', 1.5, 100.0, 1.0,
+    'tum_spielberg_circuit': Setup(TUM_SPIELBERG, 'circuit', 'full_scale', 1.5, 100.0, 1.0,
                                  FULL_SCALE_SPEED, FULL_SCALE_SIM_S, FULL_SCALE_SEGMENTS_M),
-    'fs_trackdrive_circuit': Row('fs_trackdrive', 'circuit', 'formula_student', None, 100.0,
+    'fs_trackdrive_circuit': Setup('fs_trackdrive', 'circuit', 'formula_student', None, 100.0,
                                  1.0, FS_SPEED, FS_SIM_S, FS_SEGMENTS_M),
 }
 
 
-def lidar(row: Row) -> dict:
+ROWS = tuple(Row(f'{prefix}_{name}', 'pct',
+                 ('kiss_icp', 'tracks') if str(SHARED_TRACKS) in setup.track else ('kiss_icp',))
+             for name, setup in SETUPS.items()
+             for prefix in ('odometry_drift_pct', 'odometry_end_drift_pct'))
+#: A smoke run drives this much sim time per row and measures drift over stretches this long.
+SMOKE_SIM_S = 1.5
+SMOKE_SEGMENTS_M = (0.5,)
+
+
+def lidar(row: Setup) -> dict:
     """The 3D LiDAR's section of the car profile."""
     return {'type': 'lidar3d', 'position': [0.0, 0.0, row.mount_z], 'rate_hz': row.rate_hz,
             'channels': 32, 'columns': 1024, 'vertical_fov_rad': 0.6,
@@ -146,7 +156,7 @@ def lidar_pose(state: CarState, mount: np.ndarray) -> np.ndarray:
     return pose_matrix(*state.render_pose()) @ mount
 
 
-def kiss_icp(row: Row, spec: Lidar2DSpec | Lidar3DSpec) -> Any:
+def kiss_icp(row: Setup, spec: Lidar2DSpec | Lidar3DSpec) -> Any:
     """KISS-ICP set up for ``row``'s LiDAR (imported here: only this benchmark needs it)."""
     from kiss_icp.config import KISSConfig
     from kiss_icp.config.config import AdaptiveThresholdConfig, DataConfig, MappingConfig
@@ -161,7 +171,7 @@ def kiss_icp(row: Row, spec: Lidar2DSpec | Lidar3DSpec) -> Any:
     return KissICP(config)
 
 
-def measure(name: str, row: Row) -> dict[str, float]:
+def measure(name: str, row: Setup) -> dict[str, float]:
     """Drive ``row``'s lap, run KISS-ICP on its clouds; the drift figures and a few more."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix='arsim-bench-odometry-') as tmp:
@@ -272,9 +282,14 @@ def drift(truth: list[np.ndarray], estimate: list[np.ndarray],
 def run(names: list[str] | None = None, **changes: Any) -> list[tuple[str, float, str]]:
     """The rows ``names`` (default all); ``changes`` replace fields of every row (say
     ``deskew=False``), for looking into a figure."""
+    if skip_reason('bench_odometry', 'kiss_icp'):
+        return []
     figures = []
-    for name in names or list(ROWS):
-        row = replace(ROWS[name], **changes)
+    for name in names or list(SETUPS):
+        row = replace(SETUPS[name], **changes)
+        if row.track.startswith(str(SHARED_TRACKS)) and skip_reason(f'odometry {name}', 'tracks'):
+            continue
+        row = sized(row, replace(row, max_sim_s=SMOKE_SIM_S, segments_m=SMOKE_SEGMENTS_M))
         result = measure(name, row)
         summary = ', '.join(f'{key} {value:.4g}' for key, value in result.items())
         print(f'[bench] odometry {name}: {summary}', file=sys.stderr, flush=True)
@@ -284,5 +299,6 @@ def run(names: list[str] | None = None, **changes: Any) -> list[tuple[str, float
 
 
 if __name__ == '__main__':
-    for figure, value, unit in run(sys.argv[1:] or None):
-        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)
+    chosen = take_smoke_flag() or list(SETUPS)
+    sys.exit(main(lambda: run(chosen), [row for row in ROWS
+                                        if row.name.split('_pct_', 1)[1] in chosen]))

@@ -27,11 +27,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
 from bench_rtf import measure_rtf  # noqa: E402
+from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import installed_resources  # noqa: E402
 
 from arsim_core.engine.lockstep import RECORDING_CLOCK_LEAD_FRAMES  # noqa: E402
 
 PAIRS = 3
+ROWS = (Row('record_rtf_ratio', 'ratio'), Row('rtf_default_sync_camera_recording', 'x_realtime'),
+        Row('record_lost_messages', 'messages'))
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.2], 'rate_hz': 20.0, 'width': 640,
           'height': 480, 'fov_rad': 1.5, 'outputs': ['rgb']}
 
@@ -87,7 +90,7 @@ def run() -> list[tuple[str, float, str]]:
     plain, recorded, missing = [], [], []
     with tempfile.TemporaryDirectory(prefix='arsim-bench-record-') as tmp:
         settings = {'cars': [{'name': 'ego', 'profile': str(profile_with_camera(Path(tmp)))}]}
-        for pair in range(PAIRS):
+        for pair in range(sized(PAIRS, 1)):
             rtf, _result = measure_rtf(settings)
             plain.append(rtf)
             bag = Path(tmp) / f'bag{pair}'
@@ -106,5 +109,5 @@ def run() -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for name, value, unit in run():
-        print(f'BENCH {name} {value:.4g} {unit}')
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

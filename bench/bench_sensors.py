@@ -25,10 +25,12 @@ import yaml
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
+from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import Simulation, installed_resources, ros_env  # noqa: E402
 
 RATE_HZ = 20.0
 MEASURE_S = 15.0
+WARMUP_S = 3.0
 SUBSCRIBER = BENCH_DIR / 'sensor_counter.py'
 AR_SIM_HZ = {'hokuyo_1080x1': 140, 'os1_512x32': 93, 'os1_1024x32': 58, 'os1_1024x64': 33,
              'cam2x256x512_hokuyo': 84, 'cam1024x760_hokuyo': 63,
@@ -62,6 +64,8 @@ CONFIGS: dict[str, dict[str, dict]] = {
     'cam1024x760_os1_1024x32': {'cam': camera(1024, 760), 'lidar': os1(1024, 32)},
     'cam256x512_os1_1024x32': {'cam': camera(256, 512), 'lidar': os1(1024, 32)},
 }
+ROWS = (Row('embree_packet_width', 'rays'),
+        *(Row(f'arsim_rate_{name}', 'Hz') for name in CONFIGS))
 
 
 def topics(sensors: dict[str, dict]) -> list[str]:
@@ -78,10 +82,12 @@ def topics(sensors: dict[str, dict]) -> list[str]:
     return out
 
 
-def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
+def measure(name: str, sensors: dict[str, dict], measure_s: float | None = None,
             backend: dict | None = None, scene: str | None = None) -> dict:
     """Run one configuration (on the scenario's ``backend`` settings, default the embedded
-    backend); the subscriber's JSON result."""
+    backend) for ``measure_s`` (default ``MEASURE_S``, a second in a smoke run); the
+    subscriber's JSON result."""
+    measure_s = measure_s if measure_s is not None else sized(MEASURE_S, 1.0)
     with tempfile.TemporaryDirectory(prefix='arsim-bench-sensors-') as tmp:
         profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
                                  .read_text())
@@ -97,6 +103,7 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float = MEASURE_S,
         try:
             counter = subprocess.run(
                 [sys.executable, str(SUBSCRIBER), '--seconds', str(measure_s),
+                 '--warmup', str(sized(WARMUP_S, 0.2)),
                  '--period-ns', str(round(1e9 / RATE_HZ)), *topics(sensors)],
                 env=ros_env(sim.domain_id), capture_output=True, text=True,
                 timeout=measure_s + 180)
@@ -133,12 +140,15 @@ def run(names: list[str] | None = None, scene: str | None = None
 
 
 if __name__ == '__main__':
+    argv = take_smoke_flag()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('rows', nargs='*', help=f'some of {", ".join(CONFIGS)} (default: all)')
     parser.add_argument('--scene', help='the track\'s scene (hall, circuit, none, auto)')
-    args = parser.parse_args()
+    parser.add_argument('--smoke', action='store_true', help='a second per row (benchkit)')
+    args = parser.parse_args(argv)
     unknown = sorted(set(args.rows) - set(CONFIGS))
     if unknown:
         parser.error(f'unknown rows: {", ".join(unknown)}')
-    for figure, value, unit in run(args.rows or None, args.scene):
-        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)
+    chosen = {f'arsim_rate_{name}' for name in args.rows or CONFIGS} | {'embree_packet_width'}
+    sys.exit(main(lambda: run(args.rows or None, args.scene),
+                  [row for row in ROWS if row.name in chosen]))

@@ -31,6 +31,7 @@ import yaml
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
+from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import (  # noqa: E402
     Probe,
     Simulation,
@@ -41,6 +42,7 @@ from simharness import (  # noqa: E402
 
 DRIVER = BENCH_DIR.parent / 'tests' / 'drivers' / 'follow_the_gap.py'
 CARS = ('ego', 'car2', 'car3', 'car4')
+ROWS = (Row('soak_rss_growth_pct', '%'), Row('soak_lost_frames', 'frames'))
 CAMERA = {'type': 'camera', 'position': [0.2, 0.0, 0.2], 'rate_hz': 40.0, 'width': 320,
           'height': 240, 'fov_rad': 1.5, 'outputs': ['rgb']}
 
@@ -199,24 +201,30 @@ def _rss(sim: Simulation, drivers: list) -> dict[str, int]:
     return usage
 
 
-def run(seconds: float = 120.0, every_s: float = 30.0,
-        warmup_s: float = 30.0) -> list[tuple[str, float, str]]:
-    result = soak(seconds, every_s, warmup_s)
+def run(seconds: float | None = None, every_s: float | None = None,
+        warmup_s: float | None = None) -> list[tuple[str, float, str]]:
+    """Two minutes (``make bench``), reports every 30 s, RSS growth counted after 30 s; three
+    seconds, reports every second, after one, in a smoke run."""
+    result = soak(seconds if seconds is not None else sized(120.0, 3.0),
+                  every_s if every_s is not None else sized(30.0, 1.0),
+                  warmup_s if warmup_s is not None else sized(30.0, 1.0))
     return [('soak_rss_growth_pct', result['rss_growth_pct'], '%'),
             ('soak_lost_frames', result['lost_frames'], 'frames')]
 
 
-def main() -> int:
+def cli() -> int:
+    """``make soak``: an hour by default; ``--smoke`` a few seconds."""
+    argv = take_smoke_flag()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seconds', type=float, default=3600.0)
-    parser.add_argument('--every', type=float, default=60.0, help='report period [s]')
-    parser.add_argument('--warmup', type=float, default=60.0,
+    parser.add_argument('--seconds', type=float, default=sized(3600.0, 3.0))
+    parser.add_argument('--every', type=float, default=sized(60.0, 1.0),
+                        help='report period [s]')
+    parser.add_argument('--warmup', type=float, default=sized(60.0, 1.0),
                         help='RSS growth counts from here [s]')
-    args = parser.parse_args()
-    for name, value, unit in run(args.seconds, args.every, args.warmup):
-        print(f'BENCH {name} {value:.4g} {unit}', flush=True)
-    return 0
+    parser.add_argument('--smoke', action='store_true', help='a few seconds (benchkit)')
+    args = parser.parse_args(argv)
+    return main(lambda: run(args.seconds, args.every, args.warmup), ROWS)
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(cli())

@@ -31,13 +31,18 @@ from pathlib import Path
 
 import cv2
 import yaml
+from benchkit import SHARED_TRACKS as SHARED
+from benchkit import Row, main, sized, skip_reason, take_smoke_flag
 from nav_msgs.msg import OccupancyGrid
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / 'shared' / 'tracks'
 RUNS = 5
 PROCESS_RUNS = 3
 MAP_PX = 2000
+ROWS = tuple(Row(name, 's', ('tracks',)) for name in (
+    'track_load_tum_spa', 'track_load_tum_spa_to_map_msg', 'track_load_f1tenth_map_2000px',
+    'scene_build_s_tum_spa', 'track_load_f1tenth_map_2000px_to_map_msg',
+    'scene_build_s_f1tenth_map_2000px'))
 
 
 def _track_api() -> tuple[Callable, Callable]:
@@ -51,10 +56,10 @@ def _track_api() -> tuple[Callable, Callable]:
 
 
 def _median_time(func: Callable[[], object], runs: int = RUNS) -> float:
-    """Median wall time of ``runs`` calls after one warm-up call."""
+    """Median wall time of ``runs`` calls (one in a smoke run) after one warm-up call."""
     func()
     times = []
-    for _ in range(runs):
+    for _ in range(sized(runs, 1)):
         start = time.perf_counter()
         func()
         times.append(time.perf_counter() - start)
@@ -114,7 +119,8 @@ def bench_scene(track_path: Path) -> float:
 
 def process_to_map_s(track: Path, resolution: float, runs: int = PROCESS_RUNS) -> float:
     """Median seconds from starting a track_loader process on ``track`` to its /map received
-    here."""
+    here (one run in a smoke run)."""
+    runs = sized(runs, 1)
     sys.path.insert(0, str(REPO / 'tests'))
     from simharness import Simulation, installed_resources
 
@@ -161,9 +167,8 @@ def _one_process_to_map(args: list[str], domain_id: int, topic: str) -> float:
 
 def run() -> list[tuple[str, float, str]]:
     """Figures as ``(name, value, unit)``, the interface ``run_all.py`` expects."""
-    if not SHARED.is_dir():
-        msg = f'real track data not found at {SHARED}'
-        raise FileNotFoundError(msg)
+    if skip_reason('bench_tracks', 'tracks'):
+        return []
     spa = SHARED / 'tum_racetrack_database' / 'Spa.csv'
     figures = [('track_load_tum_spa', bench_tum_spa(), 's'),
                ('track_load_tum_spa_to_map_msg', process_to_map_s(spa, 0.2), 's'),
@@ -179,5 +184,5 @@ def run() -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for name, value, unit in run():
-        print(f'BENCH {name} {value:.4g} {unit}')
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

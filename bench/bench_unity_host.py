@@ -16,10 +16,13 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(ROOT / 'tests'))
 
 import bench_sensors  # noqa: E402
+from benchkit import Row, main, skip_reason, take_smoke_flag  # noqa: E402
 from simharness import free_port  # noqa: E402
 
 HOST = ROOT / 'unity' / 'host' / 'bin' / 'arsim-unity-host.exe'
-ROWS = ('hokuyo_1080x1', 'os1_1024x32')
+CONFIGS = ('hokuyo_1080x1', 'os1_1024x32')
+ROWS = tuple(Row(f'{prefix}_{name}', 'Hz', ('mono',)) for name in CONFIGS
+             for prefix in ('unity_host_rate', 'unity_host_embedded_rate'))
 
 
 def host_backend() -> dict:
@@ -31,8 +34,10 @@ def host_backend() -> dict:
 
 
 def run(names: list[str] | None = None) -> list[tuple[str, float, str]]:
+    if skip_reason('bench_unity_host', 'mono'):
+        return []
     figures = []
-    for name in names or ROWS:
+    for name in names or CONFIGS:
         rates = {}
         for label, backend in (('embedded', None), ('host', host_backend())):
             result = bench_sensors.measure(name, bench_sensors.CONFIGS[name], backend=backend)
@@ -46,5 +51,6 @@ def run(names: list[str] | None = None) -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for figure, value, unit in run(sys.argv[1:] or None):
-        print(f'BENCH {figure} {value:.4g} {unit}', flush=True)
+    chosen = take_smoke_flag() or list(CONFIGS)
+    sys.exit(main(lambda: run(chosen), [row for row in ROWS
+                                        if row.name.rsplit('_rate_', 1)[1] in chosen]))

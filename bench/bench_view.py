@@ -17,10 +17,13 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
 from bench_rtf import measure_rtf  # noqa: E402
+from benchkit import Row, main, sized, skip_reason, take_smoke_flag  # noqa: E402
 from browser import available, headless_chromium, wait_for  # noqa: E402
 from simharness import Simulation, free_port  # noqa: E402
 
 PAIRS = 3
+ROWS = (Row('view_rtf_ratio', 'ratio', ('chromium',)),
+        Row('rtf_default_sync_view_web', 'x_realtime', ('chromium',)))
 
 
 def page_open(port: int) -> Callable[[Simulation], AbstractContextManager[None]]:
@@ -44,12 +47,10 @@ def page_open(port: int) -> Callable[[Simulation], AbstractContextManager[None]]
 
 
 def run() -> list[tuple[str, float, str]]:
-    if not available():
-        print('[bench] view_rtf_ratio skipped: no /usr/bin/chromium and chromedriver '
-              '(tools/setup.sh --test installs them as root)', file=sys.stderr)
+    if skip_reason('bench_view', 'chromium') or not available():
         return []
     without, viewed = [], []
-    for _ in range(PAIRS):
+    for _ in range(sized(PAIRS, 1)):
         rtf, _result = measure_rtf()
         without.append(rtf)
         port = free_port()
@@ -63,5 +64,5 @@ def run() -> list[tuple[str, float, str]]:
 
 
 if __name__ == '__main__':
-    for name, value, unit in run():
-        print(f'BENCH {name} {value:.4g} {unit}')
+    take_smoke_flag()
+    sys.exit(main(run, ROWS))

@@ -20,7 +20,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -74,8 +74,7 @@ class ResetOptions:
         return cls(tuple(rows))
 
 
-@dataclass(frozen=True)
-class RaceStep:
+class RaceStep(NamedTuple):
     """What one step of the core gives every face, one row per controlled car (``rows``)
     or one per race (``races``)."""
 
@@ -105,6 +104,7 @@ class Sim:
             raise ValueError(msg)
         self.metrics: RaceMetrics = metrics
         self.names = self.engine.names
+        self.index = {name: i for i, name in enumerate(self.names)}
         self.controlled = self.names if controlled is None else self.names[:controlled]
         self.base_configs = dict(self.engine.configs)
         self.scan_keys = tuple(f'{car}/{setup.scan[car].name}' for car in self.controlled)
@@ -149,6 +149,8 @@ class RaceCore:
         self.rngs = [np.random.default_rng() for _ in range(races)]
         self._make_spaces()
         self._status_cache: list[CarRaceStatus] | None = None
+        # the observation of a one-car race without the row axis, where that was made
+        self.one_observation: dict[str, np.ndarray] | None = None
 
     # --- construction -----------------------------------------------------------------------
     def _setup(self, track: str | Track | None, num_cars: int | None) -> RaceSetup:
@@ -177,6 +179,7 @@ class RaceCore:
         # what ``step`` applies: the space's bounds widened by a tolerance
         self._bounds = (self.action_low.astype(np.float64) - ACTION_TOLERANCE,
                         self.action_high.astype(np.float64) + ACTION_TOLERANCE)
+        self._bounds_floats = (self._bounds[0].tolist(), self._bounds[1].tolist())
         self.car_action_space = spaces.Box(self.action_low, self.action_high, dtype=np.float32)
         scan = sim.setup.scan[ego]
         self.scan_range = (np.float32(scan.range_min), np.float32(scan.range_max))
@@ -326,8 +329,12 @@ class RaceCore:
             assert restart is not None
             collided &= ~np.repeat(restart, self.per_race)
         race = self.race_rows(collided)
-        rewards = np.asarray(self.reward(race), dtype=np.float64).reshape(self.rows)
-        terminated = np.asarray(collided.reshape(self.races, self.per_race).any(axis=1))
+        rewards = self.reward(race)
+        if type(rewards) is not np.ndarray or rewards.dtype != np.float64:
+            rewards = np.asarray(rewards, dtype=np.float64)
+        rewards = rewards.reshape(self.rows)
+        terminated = collided.copy() if self.per_race == 1 else \
+            np.asarray(collided.reshape(self.races, self.per_race).any(axis=1))
         truncated = self._truncated(race)
         if restarting:
             assert restart is not None
@@ -341,7 +348,14 @@ class RaceCore:
         """Which action rows can be applied. NaN and out-of-range rows are ignored with a
         warning, as on the ROS drive topics: the car keeps its last command."""
         low, high = self._bounds
-        usable = ((rows >= low) & (rows <= high)).all(axis=1)  # NaN fails both comparisons
+        if len(rows) <= 2:  # a row or two: Python floats cost less than the arrays
+            (low0, low1), (high0, high1) = self._bounds_floats
+            usable = np.array([low0 <= a0 <= high0 and low1 <= a1 <= high1
+                               for a0, a1 in rows.tolist()])
+        else:
+            usable = np.asarray(((rows >= low) & (rows <= high)).all(axis=1))  # NaN: False
+        if usable.all():
+            return np.asarray(usable)
         for i in np.flatnonzero(~usable).tolist():
             a0, a1 = rows[i].tolist()
             if not (math.isfinite(a0) and math.isfinite(a1)):
@@ -355,6 +369,17 @@ class RaceCore:
     def _command(self, sim: Sim, rows: np.ndarray, usable: np.ndarray) -> None:
         """The controlled cars' drive commands, as the engine takes them for all its cars."""
         count = len(sim.names)
+        if not self.packed:  # a few cars: one call each costs less than the arrays
+            vehicles = sim.engine.vehicles
+            speed = self.options.action == 'speed'
+            for name, (a0, a1), use in zip(sim.controlled, rows.tolist(), usable.tolist(),
+                                           strict=True):
+                if use:
+                    if speed:
+                        vehicles[name].set_ackermann(a1, a0)
+                    else:
+                        vehicles[name].set_inputs(a0, a1)
+            return
         if len(rows) < count:
             rows = np.concatenate([rows, np.zeros((count - len(rows), 2))])
             usable = np.concatenate([usable, np.zeros(count - len(usable), dtype=bool)])
@@ -412,6 +437,36 @@ class RaceCore:
                                       sim.metrics.statuses(sim.controlled).values()]
         return self._status_cache
 
+    def race_statuses(self, race: int) -> list[CarRaceStatus]:
+        """The race records of ``race``'s controlled cars alone, without every row's."""
+        if self._status_cache is not None:
+            k = self.per_race
+            return self._status_cache[race * k:(race + 1) * k]
+        if self.packed:
+            sim = self.sims[0]
+            return [sim.metrics.status(sim.names[race])._replace(position=1)]
+        sim = self.sims[race]
+        return list(sim.metrics.statuses(sim.controlled).values())
+
+    def races_with_events(self) -> dict[int, tuple[Event, ...]]:
+        """The races that have referee events in this frame, with them: one look at each
+        frame's verdict, where asking every race would cost a call each."""
+        found: dict[int, tuple[Event, ...]] = {}
+        if self.packed:
+            frame = self.sims[0].frame
+            assert frame is not None
+            if frame.judgement.events:
+                index = self.sims[0].index
+                for event in frame.judgement.events:
+                    i = index[event.car]
+                    found[i] = (*found.get(i, ()), event)
+            return found
+        for i, sim in enumerate(self.sims):
+            assert sim.frame is not None
+            if sim.frame.judgement.events:
+                found[i] = sim.frame.judgement.events
+        return found
+
     def events(self, race: int) -> tuple[Event, ...]:
         """The referee's events of this frame for ``race``'s cars."""
         if self.packed:
@@ -428,11 +483,16 @@ class RaceCore:
                         self.episode_time())
 
     def _observe(self) -> dict[str, np.ndarray]:
+        self.one_observation = None
         sims = self.sims
         low, high = self.scan_range
+        if len(sims) == 1 and len(sims[0].controlled) == 1:
+            return self._observe_one(sims[0])
         if len(sims) == 1:
             sim = sims[0]
-            ranges = stacked(sim.sensors, sim.scan_keys)
+            sensors = sim.sensors
+            ranges = np.array([sensors[key] for key in sim.scan_keys]) \
+                if type(sensors) is dict else stacked(sensors, sim.scan_keys)
             states = sim.engine.planar_states()[:len(sim.controlled)]
         else:
             ranges = np.concatenate([stacked(s.sensors, s.scan_keys) for s in sims])
@@ -456,6 +516,31 @@ class RaceCore:
             obs[key] = np.stack([s.sensors[f'{car}/{name}'] for s in sims
                                  for car in s.controlled])
         return obs
+
+    def _observe_one(self, sim: Sim) -> dict[str, np.ndarray]:
+        """``_observe`` of a race of one controlled car, from its state record: a third of
+        the array calls, the same values."""
+        low, high = self.scan_range
+        car = sim.controlled[0]
+        s = sim.engine.states[car]
+        lap_fraction, progress, laps, lap_time = self._table[0].tolist()
+        # One buffer for the scalars, handed out as views.
+        values = np.array((s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle,
+                           lap_fraction, progress, lap_time), np.float32)
+        one = {
+            'scan': clip_ranges(sim.sensors[sim.scan_keys[0]], low, high),
+            'pose': values[0:3],
+            'velocity': values[3:6],
+            'steering': values[6:7],
+            'lap_fraction': values[7:8],
+            'progress': values[8:9],
+            'laps': np.array((laps,), np.int32),
+            'lap_time': values[9:10],
+        }
+        for key, name in self.extra.items():  # renderers reuse their buffers: copied
+            one[key] = sim.sensors[f'{car}/{name}'].copy()
+        self.one_observation = one
+        return {key: value[None] for key, value in one.items()}
 
     def close(self) -> None:
         for sim in self.sims:

@@ -100,6 +100,9 @@ class RaceEnv(gymnasium.Env):
     def _observation(self, result: RaceStep) -> dict[str, np.ndarray]:
         if self.options.control == 'all':
             return result.observation
+        one = self.core.one_observation
+        if one is not None:
+            return one
         return {key: value[0] for key, value in result.observation.items()}
 
     def _info(self, result: RaceStep) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -18,16 +17,20 @@ import numpy as np
 from arsim_core.engine import CarRaceStatus
 
 
-@dataclass(frozen=True)
 class RaceRows:
-    """Every controlled car's race at the latest step, one row each (float64 unless said)."""
+    """Every controlled car's race at the latest step, one row each (float64 unless said):
+    ``lap_fraction`` (0 to 1), ``progress`` [m along the centerline since the start line],
+    ``laps`` (int64, completed), ``lap_time`` [s, the current lap so far], ``collided`` (bool:
+    began touching a barrier or a car in this step), and ``statuses()``, every row's full
+    ``CarRaceStatus``, made on demand. A plain class with slots: made every step."""
 
-    lap_fraction: np.ndarray  # position on the centerline, 0 to 1
-    progress: np.ndarray  # metres along the centerline since the start line
-    laps: np.ndarray  # completed laps (int64)
-    lap_time: np.ndarray  # the current lap so far [s]
-    collided: np.ndarray  # bool: the car began touching a barrier or a car in this step
-    statuses: Callable[[], Sequence[CarRaceStatus]]  # every row's full status, made on demand
+    __slots__ = ('collided', 'lap_fraction', 'lap_time', 'laps', 'progress', 'statuses')
+
+    def __init__(self, lap_fraction: np.ndarray, progress: np.ndarray, laps: np.ndarray,
+                 lap_time: np.ndarray, collided: np.ndarray,
+                 statuses: Callable[[], Sequence[CarRaceStatus]]) -> None:
+        self.lap_fraction, self.progress, self.laps = lap_fraction, progress, laps
+        self.lap_time, self.collided, self.statuses = lap_time, collided, statuses
 
     def __len__(self) -> int:
         return len(self.progress)
@@ -77,8 +80,8 @@ class ProgressReward(BatchReward):
 
     def __call__(self, race: RaceRows) -> np.ndarray:
         gained = race.progress - self._last
-        self._last = race.progress.copy()
-        return gained - self.collision_penalty * race.collided
+        self._last = race.progress  # a fresh array every step: kept as it is
+        return np.subtract(gained, self.collision_penalty, out=gained, where=race.collided)
 
 
 class LapReward(BatchReward):
@@ -94,7 +97,7 @@ class LapReward(BatchReward):
     def __call__(self, race: RaceRows) -> np.ndarray:
         laps = race.laps.astype(np.float64)
         gained, self._last = laps - self._last, laps
-        return gained - self.collision_penalty * race.collided
+        return np.subtract(gained, self.collision_penalty, out=gained, where=race.collided)
 
 
 def _kept(last: np.ndarray, now: np.ndarray, mask: np.ndarray) -> np.ndarray:

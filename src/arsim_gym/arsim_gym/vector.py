@@ -55,7 +55,7 @@ class RaceVectorEnv(VectorEnv):
         parsed = ResetOptions.parse(options, self.num_envs)
         result = self.core.reset(np.ones(self.num_envs, dtype=bool), parsed)
         self._autoreset[:] = False
-        return self._observation(result), self._info(result)
+        return self._observation(result), self._info(result, np.ones(self.num_envs, bool))
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                           np.ndarray, dict]:
@@ -74,23 +74,29 @@ class RaceVectorEnv(VectorEnv):
                     for key, value in result.observation.items()}
         return result.observation
 
-    def _info(self, result: RaceStep) -> dict[str, Any]:
-        """Gymnasium's vector info: one entry per environment, each with its ``_key`` mask."""
-        n, k = self.num_envs, self.core.per_race
-        statuses = self.core.statuses()
-        race = np.empty(n, dtype=object)
-        events = np.empty(n, dtype=object)
-        for i in range(n):
-            if self.options.control == 'all':
-                race[i] = dict(zip(self.core.sims[i].controlled, statuses[i * k:(i + 1) * k],
-                                   strict=True))
-            else:
-                race[i] = statuses[i]
-            events[i] = self.core.events(i)
+    def _info(self, result: RaceStep, ended: np.ndarray | None = None) -> dict[str, Any]:
+        """Gymnasium's vector info, each key with its ``_key`` mask: ``time`` and
+        ``collision`` of every environment; ``race`` of the environments whose episode ended
+        in this step (their final record; every one's at a reset), and ``events`` of those
+        that have any. Making every environment's record every step would cost more than the
+        rest of the step's Python."""
+        n = self.num_envs
+        if ended is None:
+            ended = result.terminated | result.truncated
+        race = np.full(n, None, dtype=object)
+        for i in np.flatnonzero(ended).tolist():
+            statuses = self.core.race_statuses(i)
+            race[i] = dict(zip(self.core.sims[0 if self.core.packed else i].controlled,
+                               statuses, strict=True)) \
+                if self.options.control == 'all' else statuses[0]
+        events = np.full(n, None, dtype=object)
+        has_events = np.zeros(n, dtype=bool)
+        for i, found in self.core.races_with_events().items():
+            events[i], has_events[i] = found, True
         every = np.ones(n, dtype=bool)
-        return {'time': result.time, '_time': every, 'race': race, '_race': every,
+        return {'time': result.time, '_time': every, 'race': race, '_race': ended.copy(),
                 'collision': result.terminated, '_collision': every,
-                'events': events, '_events': every}
+                'events': events, '_events': has_events}
 
     def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:

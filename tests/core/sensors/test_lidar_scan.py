@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 
-from arsim_core.backend import slice_scan
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.lidar import Lidar2D, sensor_rays
 from arsim_core.backend.outputs import Context
@@ -42,13 +41,6 @@ class OtherCaster:
     def cast(self, origins: np.ndarray, directions: np.ndarray,
              max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self._packets.cast(origins, directions, max_distance)
-
-
-@pytest.fixture(autouse=True)
-def cast_in_3d(monkeypatch) -> None:
-    """Level scans would take the slice (test_slice_scan.py) on both paths: these compare
-    the 3D casters."""
-    monkeypatch.setattr(slice_scan, 'ENABLED', False)
 
 
 @pytest.fixture(scope='module')

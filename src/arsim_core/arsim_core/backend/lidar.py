@@ -9,15 +9,14 @@ the end of that frame, so a moving car's cloud shows the motion distortion a rea
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from arsim_core.backend import slice_scan, sweep
+from arsim_core.backend import sweep
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
@@ -107,12 +106,7 @@ class Lidar2D:
     (``EmbreePacketRaycaster.scanner``), with the very results of the NumPy path the other ray
     casters take; ``threads`` > 1 spreads it over numba's threads, for in-process users only
     (see ``arsim_core.backend.embree``). Without ``with_intensity`` (in-process users that read
-    only ranges) a scan has no ``/intensity`` output, and is faster.
-
-    With ``slicing`` (``ARSIM_SCAN2D=slice``), while the sensor's plane is level (the car has
-    no roll or pitch, nor the mount), a scan takes the world's slice at its height instead
-    (``slice_scan``, with any ray caster): the same hits to float32 rounding, the same draws
-    and range model."""
+    only ranges) a scan has no ``/intensity`` output, and is faster."""
 
     car: str
     name: str
@@ -122,7 +116,6 @@ class Lidar2D:
     model: RangeModel
     threads: int = 1
     with_intensity: bool = True
-    slicing: bool = field(default_factory=lambda: slice_scan.ENABLED)
 
     kind = 'lidar2d'
 
@@ -147,10 +140,6 @@ class Lidar2D:
         pose = poses[self.car]
         obstacles = world.obstacles(self.car, poses, time_ns)
         model = self.model
-        if self.slicing:
-            plane = self._plane(world, pose)
-            if plane is not None:
-                return self._sliced(plane, pose, obstacles, time_ns)
         layer = world.track
         track = layer.raycaster
         if not isinstance(track, EmbreePacketRaycaster):
@@ -182,54 +171,6 @@ class Lidar2D:
                                model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
                                intensity, threads)
         return self._rendered(time_ns, ranges, intensity)
-
-    def _plane(self, world: Any, pose: Pose) -> slice_scan.Slice | None:
-        """The world's slice this scan can take at ``pose``: None if the sensor's plane is
-        not level there (or its beams are not a planar fan), or the world has too many
-        heights sliced already."""
-        if self._planar_step is None or pose[3] != 0.0 or pose[4] != 0.0:
-            return None
-        height = float(pose[2]) + float(self.mount_position[2])  # the sensor_frame origin
-        if not math.isfinite(height + float(pose[0]) + float(pose[1])):
-            return None
-        return slice_scan.plane(world, height)
-
-    def _sliced(self, plane: slice_scan.Slice, pose: Pose, obstacles: BoxLayer | None,
-                time_ns: int) -> Rendered:
-        """``render`` on the slice: the draws of the 3D path in its order, one compiled call."""
-        model, frame = self.model, self._frame
-        beams = frame.beams
-        noise = model.rng.standard_normal(beams, np.float32) if model.noise_std > 0.0 else _NONE
-        draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
-        ranges = np.empty((1, beams), np.float32)
-        intensity = np.empty((1, beams), np.float32) if self.with_intensity else _NONE_ROWS
-        settings = np.array([[model.range_max, model.range_min, model.range_max,
-                              model.noise_std, model.dropout]])
-        frames, frames_from = _NO_FRAMES, _NO_FRAMES_FROM
-        if obstacles is not None:
-            frames = obstacles.frames
-            frames_from = np.array([0, len(frames)], np.int64)
-        done = np.zeros(1, np.bool_)
-        slice_scan.scan(plane.segments, plane.labels, plane.grid, plane.start,
-                        plane.items, _FIRST_ROW, np.array(pose, np.float64).reshape(1, 6),
-                        frame.mount[None], frame.local[None],
-                        np.array([self._planar_step]), settings, noise.reshape(1, -1),
-                        draws.reshape(1, -1), _INTENSITY_GAIN, frames, frames_from, ranges,
-                        intensity, done)
-        if not done[0]:  # _plane checked the same: a bug, not a state of the world
-            msg = f'{self.car}/{self.name}: a level scan found its beams not level'
-            raise RuntimeError(msg)
-        return self._rendered(time_ns, ranges[0], intensity[0] if self.with_intensity
-                              else _NONE)
-
-    @cached_property
-    def _planar_step(self) -> float | None:
-        """The angle between beams if the mount is level (its z axis the car's) and the beams
-        a planar fan at even steps, so that a level car's scan can take a slice; else None."""
-        rotation = np.asarray(self.mount_rotation, np.float64)
-        if rotation[2, 0] != 0.0 or rotation[2, 1] != 0.0:
-            return None
-        return slice_scan.beam_step(self.local_directions)
 
     def _rendered(self, time_ns: int, ranges: np.ndarray, intensity: np.ndarray) -> Rendered:
         if not self.with_intensity:
@@ -272,12 +213,6 @@ class Lidar2DBatch:
         models = self.models = [sensor.model for sensor in self.sensors]
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
-        # What the slice needs: which sensors may take it, the angle between their beams,
-        # and their mounts' heights
-        steps = [sensor._planar_step if sensor.slicing else None for sensor in self.sensors]
-        self.slicing = np.array([step is not None for step in steps])
-        self.steps = np.array([step or 0.0 for step in steps])
-        self.mount_z = np.array([float(sensor.mount_position[2]) for sensor in self.sensors])
 
     def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
         """Each sensor's ``render``."""
@@ -288,8 +223,7 @@ class Lidar2DBatch:
 
     def scan(self, ctx: Context, threads: int = 1) -> tuple[np.ndarray, np.ndarray | None]:
         """Every sensor's ranges and intensities as rows of two (sensors, beams) arrays, named
-        by ``frame_names``; no intensities if no sensor wants them. Sensors whose plane is
-        level take the slice (``Lidar2D``), the others Embree, each with its draws."""
+        by ``frame_names``; no intensities if no sensor wants them."""
         world, time_ns = ctx.world, ctx.time_ns
         poses = ctx.timeline.poses(-1)
         layer = world.track
@@ -313,70 +247,25 @@ class Lidar2DBatch:
             for row, model in zip(draws, models, strict=True):
                 if model.dropout > 0.0:
                     row[:] = model.rng.random(beams, np.float32)
+        boxes = _NO_BOX_ROWS
         obstacles = [world.obstacles(sensor.car, poses, time_ns) for sensor in self.sensors] \
             if world.cars_visible else []
-        ranges = np.empty((n, beams), np.float32)
-        intensity = np.empty((n, beams), np.float32) if self.with_intensity else _NONE_ROWS
-        rest = self._sliced(world, stacked, noise, draws, obstacles, ranges, intensity)
-        if rest is None:
-            return ranges, intensity if self.with_intensity else None
-        boxes = _NO_BOX_ROWS
         if any(o is not None for o in obstacles):
             distance = np.full((n, beams), np.inf, np.float32)
             label, cosine = np.zeros((n, beams), np.uint8), np.zeros((n, beams), np.float32)
-            for i in rest:
-                found, sensor = obstacles[i], self.sensors[i]
+            for i, (sensor, found) in enumerate(zip(self.sensors, obstacles, strict=True)):
                 if found is not None:
                     origin, directions = track.rays(stacked[i], self.mounts[i],
                                                     self.local[i], beams)
                     hits = found.cast(origin[None, :], directions, sensor.model.range_max)
                     distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
             boxes = (distance, label, cosine)
-        if len(rest) == n:
-            track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
-                                         self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
-                                         ranges, intensity, threads)
-        else:  # the scans the slice could not take, as a batch of their own
-            own = [rows[rest] if rows.shape[0] == n else rows
-                   for rows in (noise, draws, *boxes, intensity)]
-            some = np.empty((len(rest), beams), np.float32)
-            track.batch_scanner(threads)(stacked[rest], self.mounts[rest], self.local[rest],
-                                         layer.labels, self.settings[rest], own[0], own[1],
-                                         _INTENSITY_GAIN, own[2], own[3], own[4], some,
-                                         own[5], threads)
-            ranges[rest] = some
-            if self.with_intensity:
-                intensity[rest] = own[5]
+        ranges = np.empty((n, beams), np.float32)
+        intensity = np.empty((n, beams), np.float32) if self.with_intensity else _NONE_ROWS
+        track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
+                                     self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
+                                     ranges, intensity, threads)
         return ranges, intensity if self.with_intensity else None
-
-
-    def _sliced(self, world: Any, stacked: np.ndarray, noise: np.ndarray, draws: np.ndarray,
-                obstacles: Sequence[BoxLayer | None], ranges: np.ndarray,
-                intensity: np.ndarray) -> np.ndarray | None:
-        """Scan the sensors whose plane is level at ``stacked`` on the world's slices, into
-        their rows; the rows left for the 3D caster (None: none)."""
-        n = len(self.sensors)
-        level = self.slicing & (stacked[:, 3] == 0.0) & (stacked[:, 4] == 0.0)
-        if not level.any():
-            return np.arange(n)
-        heights = stacked[:, 2] + self.mount_z  # the sensor_frame origins' z
-        level &= np.isfinite(heights + stacked[:, 0] + stacked[:, 1])
-        frames, frames_from = _NO_FRAMES, np.zeros(n + 1, np.int64)
-        if any(o is not None for o in obstacles):
-            parts = [_NO_FRAMES if o is None else o.frames for o in obstacles]
-            frames = np.concatenate(parts)
-            np.cumsum([len(part) for part in parts], out=frames_from[1:])
-        done = np.zeros(n, np.bool_)
-        for height in np.unique(heights[level]):
-            plane = slice_scan.plane(world, float(height))
-            if plane is None:
-                continue
-            rows = np.flatnonzero(level & (heights == height))
-            slice_scan.scan(plane.segments, plane.labels, plane.grid, plane.start, plane.items,
-                            rows, stacked, self.mounts, self.local, self.steps, self.settings,
-                            noise, draws, _INTENSITY_GAIN, frames, frames_from, ranges,
-                            intensity, done)
-        return None if done.all() else np.flatnonzero(~done)
 
 
 @dataclass(frozen=True)
@@ -394,9 +283,6 @@ _NONE = np.empty(0, np.float32)  # no noise or dropout draws
 _NO_HITS = (_NONE, np.empty(0, np.uint8), _NONE)  # no other cars
 _NONE_ROWS = np.empty((1, 0), np.float32)  # no sensor of a batch draws noise or dropout
 _NO_BOX_ROWS = (_NONE_ROWS, np.empty((1, 0), np.uint8), _NONE_ROWS)  # no sensor sees a car
-_NO_FRAMES = np.empty((0, 16))  # no boxes (``boxes.box_frames`` rows) for a slice's scan
-_NO_FRAMES_FROM = np.zeros(2, np.int64)
-_FIRST_ROW = np.zeros(1, np.int64)
 
 
 def sensor_rays(pose: Pose, mount_position: np.ndarray, mount_rotation: np.ndarray,

@@ -4,6 +4,7 @@ the dataset's folder exists only once the export is complete."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -35,9 +36,10 @@ def image(writer: BagWriter, index: int, encoding: str, pixels: np.ndarray) -> b
     return bytes(writer.typestore.serialize_cdr(msg, IMAGE))
 
 
-def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = None) -> Path:
+def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = None,
+               times: int = 1) -> Path:
     """FRAMES frames of /camera (a blue cone in each); the colour image of frame 3 replaced
-    by ``corrupt(writer, 3)``."""
+    by ``corrupt(writer, 3)``; each message written ``times`` times."""
     writer = BagWriter(path, lambda name: '')
     for topic in ('/camera/image_raw', '/camera/semantic/image_raw'):
         writer.add_topic(topic, IMAGE, TopicQos())
@@ -49,9 +51,10 @@ def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = N
         data = image(writer, index, 'rgb8', rgb)
         if corrupt is not None and index == 3:
             data = corrupt(writer, index)
-        writer.write('/camera/image_raw', index * 10**9, data)
-        writer.write('/camera/semantic/image_raw', index * 10**9,
-                     image(writer, index, 'mono8', semantic))
+        for _ in range(times):
+            writer.write('/camera/image_raw', index * 10**9, data)
+            writer.write('/camera/semantic/image_raw', index * 10**9,
+                         image(writer, index, 'mono8', semantic))
     writer.close()
     return path
 
@@ -85,6 +88,20 @@ def test_an_export_writes_every_frame(bag: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ['data']
     with pytest.raises(DatasetError, match='exists already; an export needs a new folder'):
         export(bag, out, 'coco')  # a complete dataset is never written over
+
+
+@pytest.mark.parametrize('fmt', ['yolo', 'coco'])
+def test_an_instant_recorded_twice_is_one_frame(tmp_path: Path, fmt: str) -> None:
+    """Each message of the bag twice (a damaged or merged bag): every file of the dataset
+    once, and the count says what it holds."""
+    bag = camera_bag(tmp_path / 'run', times=2)
+    out = tmp_path / 'data'
+    assert export(bag, out, fmt) == FRAMES
+    assert len(list((out / 'images').glob('*.png'))) == FRAMES
+    if fmt == 'coco':
+        names = [entry['file_name'] for entry in
+                 json.loads((out / 'annotations.json').read_text())['images']]
+        assert sorted(names) == sorted(p.name for p in (out / 'images').glob('*.png'))
 
 
 def wrong_length(writer: BagWriter, index: int) -> bytes:

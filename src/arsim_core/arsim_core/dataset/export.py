@@ -76,30 +76,45 @@ def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
 def _clouds(bag: Path, folder: Folder, fmt: str, sensor: str | None,
             progress: Callable[[int], None] | None) -> int:
     write_cloud = _kitti_cloud if fmt == 'kitti' else _npy_cloud
-    count = 0
-    for count, cloud in enumerate(labelled_clouds(bag, sensor), start=1):
-        write_cloud(folder, f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}', cloud)
+    names: set[str] = set()
+    for cloud in labelled_clouds(bag, sensor):
+        name = f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}'
+        if _repeated(name, names):
+            continue
+        write_cloud(folder, name, cloud)
         if progress is not None:
-            progress(count)
+            progress(len(names))
     folder.write_text('labels.yaml', yaml.safe_dump(
         {'labels': dict(sorted(labels.NAMES.items()))}, sort_keys=False))
-    return count
+    return len(names)
 
 
 def _images(bag: Path, folder: Folder, fmt: str, sensor: str | None,
             progress: Callable[[int], None] | None) -> int:
     folder.mkdir('images')
     writer = YoloWriter(folder) if fmt == 'yolo' else CocoWriter(folder)
-    count = 0
-    for count, frame in enumerate(camera_frames(bag, sensor), start=1):
+    names: set[str] = set()
+    for frame in camera_frames(bag, sensor):
         name = f'{_file_stem(frame.camera)}_{frame.stamp_ns:019d}'
+        if _repeated(name, names):
+            continue
         folder.write_image(f'images/{name}.png', cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
         found, instances = boxes(frame.semantic, frame.depth)
         writer.add(name, frame, found, instances)
         if progress is not None:
-            progress(count)
+            progress(len(names))
     writer.close()
-    return count
+    return len(names)
+
+
+def _repeated(name: str, names: set[str]) -> bool:
+    """Whether a frame of this file name was written already (its sensor's messages of that
+    instant recorded twice, in a damaged or merged bag), else note it: one file per name, so
+    the dataset holds each instant once and its count is what it holds."""
+    if name in names:
+        return True
+    names.add(name)
+    return False
 
 
 class Folder:

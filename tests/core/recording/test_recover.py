@@ -175,6 +175,22 @@ def test_metadata_that_is_not_a_mapping_or_too_large_is_refused(bag: Path) -> No
         recover(bag)
 
 
+@pytest.mark.parametrize('text', [
+    'custom_data: ' + '[' * 5000 + ']' * 5000,  # PyYAML parses by recursion
+    'message_count: ' + '9' * 5000,  # more digits than Python turns into an int
+    'custom_data: "\x07"',  # a control character
+])
+def test_metadata_yaml_cannot_build_is_refused_naming_it(bag: Path, text: str) -> None:
+    """Text PyYAML cannot turn into data: one error naming the file, the bag left as it was."""
+    document = (bag / 'metadata.yaml').read_text()
+    (bag / 'metadata.yaml').write_text(document.replace('rosbag2_bagfile_information:',
+                                                        f'{text}\nrosbag2_bagfile_information:'))
+    before = snapshot(bag)
+    with pytest.raises(RecordingError, match=r'metadata\.yaml(:\d+:\d+)?: (not|invalid) YAML'):
+        recover(bag)
+    assert snapshot(bag) == before
+
+
 def test_a_missing_or_broken_storage_file_is_named(bag: Path) -> None:
     recover(bag)
     (bag / 'run_0.mcap').write_bytes(b'not mcap at all')

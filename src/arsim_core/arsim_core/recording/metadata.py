@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import yaml
 
+from arsim_core.log_limit import clip
 from arsim_core.recording.bag import METADATA, RecordingError
 
 MAX_METADATA_BYTES: Final = 16 * 2**20
@@ -84,6 +85,12 @@ def load_metadata(bag: Path) -> BagMetadata:
         raise RecordingError(msg) from exc
     except yaml.YAMLError as exc:
         msg = f'{check.where}: not YAML ({" ".join(str(exc).split())})'
+        raise RecordingError(msg) from exc
+    except RecursionError as exc:  # PyYAML parses and composes by recursion
+        msg = f'{check.where}: not YAML (lists and mappings nest too deep)'
+        raise RecordingError(msg) from exc
+    except ValueError as exc:  # a value PyYAML cannot build, e.g. an integer of 5,000 digits
+        msg = f'{check.where}: not YAML ({clip(str(exc), 200)})'
         raise RecordingError(msg) from exc
     document = check.mapping(document, 'top level')
     info = check.mapping(document.get(_INFO), _INFO)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,6 +103,17 @@ def test_an_instant_recorded_twice_is_one_frame(tmp_path: Path, fmt: str) -> Non
         names = [entry['file_name'] for entry in
                  json.loads((out / 'annotations.json').read_text())['images']]
         assert sorted(names) == sorted(p.name for p in (out / 'images').glob('*.png'))
+
+
+@pytest.mark.parametrize('text', [b'\x80 not UTF-8', b'x: ' + b'[' * 5000 + b']' * 5000])
+def test_metadata_rosbags_cannot_parse_is_one_error_naming_the_bag(
+        bag: Path, tmp_path: Path, text: bytes) -> None:
+    copy = tmp_path / 'run'
+    shutil.copytree(bag, copy)
+    (copy / 'metadata.yaml').write_bytes(text)
+    with pytest.raises(DatasetError, match=f'^{copy}'):
+        export(copy, tmp_path / 'data', 'yolo')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['run']
 
 
 def wrong_length(writer: BagWriter, index: int) -> bytes:

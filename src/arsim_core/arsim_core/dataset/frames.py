@@ -5,6 +5,7 @@ where recorded, depth) image of the same instant, the inputs of its 2D ground tr
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import struct
 from collections import Counter
 from collections.abc import Iterator
@@ -87,8 +88,11 @@ def _open(bag: Path) -> AnyReader:
     try:
         reader = AnyReader([Path(bag)])
         reader.open()
-    except (AnyReaderError, OSError) as exc:
-        msg = f'{bag}: cannot read the bag: {exc}'
+    except (AnyReaderError, OSError, RecursionError, sqlite3.Error, *CORRUPT) as exc:
+        # rosbags reads metadata.yaml as UTF-8 (a ValueError if it is not) with a recursive
+        # parser, and the storage files' headers with asserts and lookups of what they hold
+        problem = ' '.join(str(exc).split())[:300] or type(exc).__name__
+        msg = f'{bag}: cannot read the bag: {problem}'
         raise DatasetError(msg) from exc
     return reader
 

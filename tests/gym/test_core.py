@@ -9,6 +9,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -233,3 +234,28 @@ def test_an_invalid_action_row_is_ignored_alike_in_vector_and_single(
             expected, *_ = single.step(np.array(bad, np.float32))
         for key in expected:  # env 1 kept its last command, as the single env did
             np.testing.assert_array_equal(obs[key][1], expected[key], err_msg=key)
+
+
+@pytest.mark.parametrize('observe', [('imu', 'odometry'), ('imu', 'odometry', 'gnss')])
+def test_computed_sensors_are_observed_in_their_layouts(observe: tuple[str, ...]) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from arsim_core.sensors.computed import LAYOUTS
+
+    env = gymnasium.make('arsim_gym:arsim/Race-v0', track='arsim_ring', observe=observe)
+    try:
+        kinds = {'imu': 'imu', 'gnss': 'gnss', 'odometry': 'wheel_odometry'}
+        for key in observe:
+            assert env.observation_space[key].shape == (len(LAYOUTS[kinds[key]]),)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)  # advice on unbounded Boxes
+            check_env(env.unwrapped, skip_render_check=True)
+        obs, _ = env.reset(seed=0)
+        np.testing.assert_allclose(obs['imu'][9], 9.81, atol=0.05)  # +g on z at rest
+        for _ in range(100):
+            obs, *_ = env.step([0.0, 2.0])
+        assert obs['odometry'][3] > 1.0  # vx of the wheel odometry: driving forwards
+        assert obs['imu'][7] != 0.0 or obs['imu'][8] != 0.0 or obs['imu'][6] != 0.0
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()

@@ -32,11 +32,12 @@ from arsim_core.engine.randomization import Draw
 from arsim_core.engine.referee import Event
 from arsim_core.policies import FollowTheGap, PurePursuit
 from arsim_core.rows import stacked
+from arsim_core.sensors.computed import LAYOUTS
 from arsim_core.track import Track
 from arsim_core.track.geometry import left_normals, offset
 from arsim_gym.options import RaceOptions
 from arsim_gym.rewards import RaceRows, make_reward
-from arsim_gym.setup import RaceSetup, build_race
+from arsim_gym.setup import COMPUTED, RaceSetup, build_race
 
 ACTION_TOLERANCE = 1e-6  # beyond the action space's bounds, still applied (float32 rounding)
 Pose = tuple[float, float, float]
@@ -195,11 +196,15 @@ class RaceCore:
             'lap_time': spaces.Box(0.0, inf, (1,), np.float32),
         }
         self.extra: dict[str, str] = {}  # observation key -> frame name after the car
-        if self.options.observe:
+        for key, (name, kind) in sim.setup.computed.items():  # the layouts LAYOUTS gives
+            self.extra[key] = name
+            entries[key] = spaces.Box(-inf, inf, (len(LAYOUTS[kind]),), np.float64)
+        if any(key not in COMPUTED for key in self.options.observe):
             frame = sim.engine.reset()
             for name, array in frame.sensors.items():
                 car, _, rest = name.partition('/')
-                if car == ego and rest.split('/')[0] in self.options.observe:
+                if car == ego and rest.split('/')[0] in self.options.observe \
+                        and rest not in self.extra.values():
                     key = rest.replace('/', '_')
                     self.extra[key] = rest
                     lowest, highest = (0, 255) if array.dtype == np.uint8 else (-inf, inf)

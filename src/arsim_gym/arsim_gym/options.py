@@ -16,8 +16,6 @@ CONTROLS = ('ego', 'all')
 ACTIONS = ('speed', 'accel')  # [steering angle, speed] | [steering velocity, acceleration]
 OPPONENT_POLICIES = ('pure_pursuit', 'follow_the_gap', 'none')
 RENDER_MODES = ('rgb_array',)
-#: the engine-computed sensors ``observe`` may name besides a profile's rendered ones
-COMPUTED_SENSORS = ('imu', 'gnss', 'odometry')
 
 
 @dataclass(frozen=True)

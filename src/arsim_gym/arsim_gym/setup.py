@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from arsim_core.config.scenario import Scenario, load_scenario
-from arsim_core.config.sensors import Lidar2DSpec
+from arsim_core.config.sensors import (
+    GnssSpec,
+    ImuSpec,
+    Lidar2DSpec,
+    Mount,
+    SensorSpec,
+    WheelOdometrySpec,
+)
 from arsim_core.engine import TrackWorld
 from arsim_core.errors import ConfigError
 from arsim_core.track import Track, load_track
@@ -25,6 +32,28 @@ class RaceSetup:
     track: Track
     world: TrackWorld
     scan: dict[str, Lidar2DSpec]  # each car's 2D LiDAR, by car
+    # the computed sensors observed: observation key -> (sensor name, kind), as every car has
+    computed: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+
+
+#: ``observe`` names of the engine's computed sensors, and their kinds
+COMPUTED = {'imu': 'imu', 'gnss': 'gnss', 'odometry': 'wheel_odometry'}
+BASE_LINK = Mount(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def computed_spec(key: str, sensors: Sequence[SensorSpec], rate: float) -> SensorSpec:
+    """The car's first computed sensor of ``key``'s kind, else a noiseless one at base_link
+    (a GNSS anchored at latitude 0, longitude 0): observing a car's IMU needs no profile of
+    its own."""
+    kind = COMPUTED[key]
+    for spec in sensors:
+        if spec.kind == kind:
+            return dataclasses.replace(spec, rate_hz=rate)
+    if kind == 'imu':
+        return ImuSpec(name=key, mount=BASE_LINK, rate_hz=rate)
+    if kind == 'gnss':
+        return GnssSpec(name=key, mount=BASE_LINK, rate_hz=rate, origin=(0.0, 0.0, 0.0))
+    return WheelOdometrySpec(name=key, rate_hz=rate)
 
 
 def resources_dir() -> Path:
@@ -91,6 +120,8 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
     loaded = load_scenario(path, resources, overrides)
     rate = 1.0 / timestep
     cars, scans = [], {}
+    computed: dict[str, tuple[str, str]] = {}
+    rendered_observe = [name for name in observe if name not in COMPUTED]
     for index, car in enumerate(loaded.cars):
         lidars = [s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)]
         if not lidars:
@@ -98,15 +129,21 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
                    f'scan observation')
             raise ConfigError(msg)
         names = {s.name for s in car.profile.sensors if s.rendered}
-        unknown = sorted(set(observe) - names)
+        unknown = sorted(set(rendered_observe) - names)
         if unknown:
             msg = (f'observe: unknown sensor(s) {unknown} of {car.profile.source}; its rendered '
-                   f'sensors are {sorted(names)}')
+                   f'sensors are {sorted(names)}, and the computed ones {sorted(COMPUTED)}')
             raise ConfigError(msg)
         scanned = scan_all or index == 0
-        wanted = {lidars[0].name, *observe} if scanned else set()
+        wanted = {lidars[0].name, *rendered_observe} if scanned else set()
         sensors = tuple(dataclasses.replace(s, rate_hz=rate) for s in car.profile.sensors
-                        if s.name in wanted)
+                        if s.name in wanted and s.rendered)
+        if scanned:
+            extra = [computed_spec(key, car.profile.sensors, rate) for key in observe
+                     if key in COMPUTED]
+            sensors += tuple(extra)
+            for key, spec in zip([k for k in observe if k in COMPUTED], extra, strict=True):
+                computed[key] = (spec.name, spec.kind)
         if scanned:
             scans[car.name] = dataclasses.replace(lidars[0], rate_hz=rate)
         cars.append(dataclasses.replace(
@@ -117,4 +154,4 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
         loaded, frame_rate_hz=rate, cars=tuple(cars),
         track=dataclasses.replace(loaded.track, name=loaded_track.name))
     return RaceSetup(race_scenario, loaded_track,
-                     TrackWorld.from_track(loaded_track, loaded.track.scene), scans)
+                     TrackWorld.from_track(loaded_track, loaded.track.scene), scans, computed)

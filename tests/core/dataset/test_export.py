@@ -116,6 +116,23 @@ def test_metadata_rosbags_cannot_parse_is_one_error_naming_the_bag(
     assert sorted(p.name for p in tmp_path.iterdir()) == ['run']
 
 
+def test_an_mcap_file_whose_index_promises_more_than_memory_is_one_error(
+        bag: Path, tmp_path: Path) -> None:
+    """The first message index record (opcode 7) written three times: the summary's offsets
+    then land in other records, where rosbags reads a length of exabytes to allocate."""
+    copy = tmp_path / 'run'
+    shutil.copytree(bag, copy)
+    data = (copy / 'run_0.mcap').read_bytes()
+    at = 8  # after the magic
+    while data[at] != 7:
+        at += 9 + int.from_bytes(data[at + 1:at + 9], 'little')
+    end = at + 9 + int.from_bytes(data[at + 1:at + 9], 'little')
+    (copy / 'run_0.mcap').write_bytes(data[:end] + data[at:end] * 2 + data[end:])
+    with pytest.raises(DatasetError, match=f'^{copy}: cannot read the bag'):
+        export(copy, tmp_path / 'data', 'yolo')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['run']
+
+
 def wrong_length(writer: BagWriter, index: int) -> bytes:
     """Fields that promise more pixels than the data holds."""
     return image(writer, index, 'rgb8', np.zeros((HEIGHT // 2, WIDTH, 3), np.uint8)).replace(

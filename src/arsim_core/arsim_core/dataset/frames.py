@@ -88,9 +88,11 @@ def _open(bag: Path) -> AnyReader:
     try:
         reader = AnyReader([Path(bag)])
         reader.open()
-    except (AnyReaderError, OSError, RecursionError, sqlite3.Error, *CORRUPT) as exc:
+    except (AnyReaderError, OSError, RecursionError, MemoryError, sqlite3.Error,
+            *CORRUPT) as exc:
         # rosbags reads metadata.yaml as UTF-8 (a ValueError if it is not) with a recursive
-        # parser, and the storage files' headers with asserts and lookups of what they hold
+        # parser, and the storage files' headers with asserts and lookups of what they hold;
+        # a damaged MCAP index gives it record lengths to allocate of up to 2^64 bytes
         problem = ' '.join(str(exc).split())[:300] or type(exc).__name__
         msg = f'{bag}: cannot read the bag: {problem}'
         raise DatasetError(msg) from exc

@@ -423,8 +423,12 @@ class RaceCore:
 
     # --- what the faces read ----------------------------------------------------------------
     def race_rows(self, collided: np.ndarray) -> RaceRows:
-        tables = [sim.metrics.progress_table(sim.controlled) for sim in self.sims]
-        table = tables[0] if len(tables) == 1 else np.concatenate(tables)
+        if self.rows == 1:  # the record info needs anyway: no second call into the metrics
+            st = self.statuses()[0]
+            table = np.array(((st.lap_fraction, st.progress, st.laps, st.lap_time),))
+        else:
+            tables = [sim.metrics.progress_table(sim.controlled) for sim in self.sims]
+            table = tables[0] if len(tables) == 1 else np.concatenate(tables)
         self._table = table
         return RaceRows(table[:, 0], table[:, 1], table[:, 2].astype(np.int64), table[:, 3],
                         collided, self.statuses)

@@ -149,6 +149,8 @@ def test_links_where_recover_writes_are_replaced_not_followed(bag: Path, outside
      r'\.topics_with_message_count\[0\]\.topic_metadata: expected a mapping'),
     (lambda info: info.update(storage_identifier='rosbag1'),
      r"\.storage_identifier: expected one of \['mcap', 'sqlite3'\]"),
+    (lambda info: info.update(storage_identifier=['mcap']),  # unhashable
+     r"\.storage_identifier: expected one of \['mcap', 'sqlite3'\], got \['mcap'\]"),
     (lambda info: info.update(relative_file_paths=['/etc/passwd']),
      r'\.relative_file_paths: expected the paths of files'),
 ])

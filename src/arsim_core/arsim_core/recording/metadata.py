@@ -95,7 +95,7 @@ def load_metadata(bag: Path) -> BagMetadata:
     document = check.mapping(document, 'top level')
     info = check.mapping(document.get(_INFO), _INFO)
     storage = info.get('storage_identifier')
-    if storage not in SUFFIXES:
+    if not isinstance(storage, str) or storage not in SUFFIXES:  # a list cannot be looked up
         raise check.fail(f'{_INFO}.storage_identifier',
                          f'expected one of {sorted(SUFFIXES)}, got {storage!r:.80}')
     files = check.items(info.get('files'), f'{_INFO}.files', MAX_FILES, empty=False)

@@ -223,3 +223,39 @@ def test_the_dataset_folder_exists_only_once_the_export_is_complete(
     for png in (out / 'images').glob('*.png'):
         assert cv2.imread(str(png)).shape == (HEIGHT, WIDTH, 3)
     assert os.access(out, os.W_OK)
+
+
+def test_a_chunk_that_breaks_while_it_is_read_is_one_error(bag: Path, tmp_path: Path) -> None:
+    """The first message in the (uncompressed) chunk claims more bytes than the chunk holds:
+    the index and summary are whole, so the bag opens, and reading its messages fails."""
+    copy = tmp_path / 'run'
+    shutil.copytree(bag, copy)
+    data = bytearray((copy / 'run_0.mcap').read_bytes())
+    at = 8  # after the magic
+    while data[at] != 6:  # a chunk
+        at += 9 + int.from_bytes(data[at + 1:at + 9], 'little')
+    compression = int.from_bytes(data[at + 37:at + 41], 'little')
+    assert compression == 0, 'the bag writer compresses its chunks now: damage it otherwise'
+    inner = at + 41 + compression + 8  # its records
+    while data[inner] != 5:  # a message
+        inner += 9 + int.from_bytes(data[inner + 1:inner + 9], 'little')
+    data[inner + 1:inner + 9] = (2**40).to_bytes(8, 'little')
+    (copy / 'run_0.mcap').write_bytes(bytes(data))
+    with pytest.raises(DatasetError, match=f'^{copy}: cannot read the bag'):
+        export(copy, tmp_path / 'data', 'yolo')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['run']
+
+
+def test_a_storage_file_that_links_out_of_the_bag_is_not_read(bag: Path,
+                                                             tmp_path: Path) -> None:
+    """rosbags opens <bag>/<file> as the metadata names it, following links: a bag whose
+    storage file is a link to a file elsewhere would export that file."""
+    elsewhere = tmp_path / 'elsewhere'
+    shutil.copytree(bag, elsewhere)
+    copy = tmp_path / 'run'
+    shutil.copytree(bag, copy)
+    (copy / 'run_0.mcap').unlink()
+    (copy / 'run_0.mcap').symlink_to(elsewhere / 'run_0.mcap')
+    with pytest.raises(DatasetError, match=f'^{copy}/metadata.yaml: .*files\\[0\\].path: .*link'):
+        export(copy, tmp_path / 'data', 'yolo')
+    assert not (tmp_path / 'data').exists()

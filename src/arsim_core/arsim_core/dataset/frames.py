@@ -16,8 +16,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.rosbag2 import ReaderError
 
 from arsim_core.errors import ArsimError
+from arsim_core.recording.bag import RecordingError
+from arsim_core.recording.metadata import load_metadata
 
 SEMANTIC_SUFFIX = '/semantic/image_raw'
 OUTPUTS = {'rgb': '/image_raw', 'semantic': SEMANTIC_SUFFIX, 'depth': '/depth/image_raw'}
@@ -84,19 +87,46 @@ def image_array(msg: Any) -> NDArray[Any]:
         else pixels.reshape(msg.height, msg.width)
 
 
+# What rosbags raises for a damaged bag: it reads metadata.yaml as UTF-8 (a ValueError if it is
+# not) with a recursive parser, the storage files' headers with asserts and lookups of what they
+# hold, and a damaged MCAP index gives it record lengths to allocate of up to 2^64 bytes.
+_UNREADABLE = (AnyReaderError, ReaderError, OSError, RecursionError, MemoryError, sqlite3.Error,
+               *CORRUPT)
+
+
+def _unreadable(bag: Path, exc: BaseException) -> DatasetError:
+    problem = ' '.join(str(exc).split())[:300] or type(exc).__name__
+    return DatasetError(f'{bag}: cannot read the bag: {problem}')
+
+
 def _open(bag: Path) -> AnyReader:
+    """The bag's reader, once its metadata names only storage files inside it (rosbags would
+    follow a link out of the bag, and read what it leads to)."""
+    try:
+        load_metadata(bag)
+    except RecordingError as exc:
+        raise DatasetError(str(exc)) from exc
     try:
         reader = AnyReader([Path(bag)])
         reader.open()
-    except (AnyReaderError, OSError, RecursionError, MemoryError, sqlite3.Error,
-            *CORRUPT) as exc:
-        # rosbags reads metadata.yaml as UTF-8 (a ValueError if it is not) with a recursive
-        # parser, and the storage files' headers with asserts and lookups of what they hold;
-        # a damaged MCAP index gives it record lengths to allocate of up to 2^64 bytes
-        problem = ' '.join(str(exc).split())[:300] or type(exc).__name__
-        msg = f'{bag}: cannot read the bag: {problem}'
-        raise DatasetError(msg) from exc
+    except _UNREADABLE as exc:
+        raise _unreadable(bag, exc) from exc
     return reader
+
+
+def _messages(bag: Path, reader: AnyReader, connections: list[Any]
+              ) -> Iterator[tuple[Any, int, bytes]]:
+    """``reader.messages`` of ``connections``, a storage file that breaks while it is read
+    being one DatasetError naming the bag."""
+    messages = reader.messages(connections=connections)
+    while True:
+        try:
+            message = next(messages)
+        except StopIteration:
+            return
+        except _UNREADABLE as exc:
+            raise _unreadable(bag, exc) from exc
+        yield message
 
 
 def _stamp(msg: Any) -> int:
@@ -122,7 +152,7 @@ def camera_frames(bag: Path, only: str | None = None) -> Iterator[CameraFrame]:
         pending: dict[tuple[str, int], dict[str, NDArray[Any]]] = {}
         connections = [c for c in reader.connections if c.topic in wanted]
         index = Counter[str]()
-        for connection, time, raw in reader.messages(connections=connections):
+        for connection, time, raw in _messages(bag, reader, connections):
             topic = connection.topic
             index[topic] += 1
             with corrupt_message(bag, topic, index[topic], time):
@@ -188,7 +218,7 @@ def labelled_clouds(bag: Path, only: str | None = None) -> Iterator[LabelledClou
                   and only in (None, c.topic)]
         yielded = False
         index = Counter[str]()
-        for connection, time, raw in reader.messages(connections=clouds):
+        for connection, time, raw in _messages(bag, reader, clouds):
             index[connection.topic] += 1
             with corrupt_message(bag, connection.topic, index[connection.topic], time):
                 cloud: Any = reader.deserialize(raw, connection.msgtype)

@@ -38,10 +38,10 @@ def image(writer: BagWriter, index: int, encoding: str, pixels: np.ndarray) -> b
 
 
 def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = None,
-               times: int = 1) -> Path:
+               times: int = 1, storage: str = 'mcap') -> Path:
     """FRAMES frames of /camera (a blue cone in each); the colour image of frame 3 replaced
     by ``corrupt(writer, 3)``; each message written ``times`` times."""
-    writer = BagWriter(path, lambda name: '')
+    writer = BagWriter(path, lambda name: '', storage=storage)
     for topic in ('/camera/image_raw', '/camera/semantic/image_raw'):
         writer.add_topic(topic, IMAGE, TopicQos())
     rng = np.random.default_rng(1)
@@ -259,3 +259,25 @@ def test_a_storage_file_that_links_out_of_the_bag_is_not_read(bag: Path,
     with pytest.raises(DatasetError, match=f'^{copy}/metadata.yaml: .*files\\[0\\].path: .*link'):
         export(copy, tmp_path / 'data', 'yolo')
     assert not (tmp_path / 'data').exists()
+
+
+def test_a_sqlite_file_that_breaks_while_it_is_read_is_one_error(tmp_path: Path) -> None:
+    """Each page of the SQLite file written twice in turn: the file still opens, and SQLite
+    (through apsw, as rosbags reads it) finds some of them malformed while the messages are
+    read. Every export ends complete or in one DatasetError naming the bag."""
+    bag = camera_bag(tmp_path / 'bags' / 'run', storage='sqlite3')
+    data = (bag / 'run_0.db3').read_bytes()
+    page = int.from_bytes(data[16:18], 'big')
+    unreadable = 0
+    for start in range(0, len(data), page):
+        case = tmp_path / f'page_{start // page}'
+        copy = case / 'run'
+        shutil.copytree(bag, copy)
+        (copy / 'run_0.db3').write_bytes(data[:start + page] + data[start:])
+        try:
+            export(copy, case / 'data', 'yolo')
+        except DatasetError as exc:
+            assert str(exc).startswith(f'{copy}'), exc
+            assert sorted(p.name for p in case.iterdir()) == ['run']
+            unreadable += 'cannot read the bag' in str(exc)
+    assert unreadable

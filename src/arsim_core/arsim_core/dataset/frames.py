@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
@@ -89,9 +90,10 @@ def image_array(msg: Any) -> NDArray[Any]:
 
 # What rosbags raises for a damaged bag: it reads metadata.yaml as UTF-8 (a ValueError if it is
 # not) with a recursive parser, the storage files' headers with asserts and lookups of what they
-# hold, and a damaged MCAP index gives it record lengths to allocate of up to 2^64 bytes.
+# hold, a damaged MCAP index gives it record lengths to allocate of up to 2^64 bytes, and it
+# reads SQLite files through apsw.
 _UNREADABLE = (AnyReaderError, ReaderError, OSError, RecursionError, MemoryError, sqlite3.Error,
-               *CORRUPT)
+               apsw.Error, *CORRUPT)
 
 
 def _unreadable(bag: Path, exc: BaseException) -> DatasetError:

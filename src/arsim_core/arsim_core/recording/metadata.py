@@ -9,9 +9,7 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-import yaml
-
-from arsim_core.log_limit import clip
+from arsim_core.config.fields import parse_yaml
 from arsim_core.recording.bag import METADATA, RecordingError
 
 MAX_METADATA_BYTES: Final = 16 * 2**20
@@ -76,22 +74,18 @@ def load_metadata(bag: Path) -> BagMetadata:
     try:
         with (bag / METADATA).open('rb') as stream:
             raw = stream.read(MAX_METADATA_BYTES + 1)
-        if len(raw) > MAX_METADATA_BYTES:
-            msg = f'{check.where}: larger than {MAX_METADATA_BYTES // 2**20} MiB'
-            raise RecordingError(msg)
-        document = yaml.safe_load(raw)
     except OSError as exc:
         msg = f'{bag}: not a bag ({METADATA}: {exc.strerror or exc})'
         raise RecordingError(msg) from exc
-    except yaml.YAMLError as exc:
-        msg = f'{check.where}: not YAML ({" ".join(str(exc).split())})'
+    if len(raw) > MAX_METADATA_BYTES:
+        msg = f'{check.where}: larger than {MAX_METADATA_BYTES // 2**20} MiB'
+        raise RecordingError(msg)
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        msg = f'{check.where}: not YAML (not UTF-8: {exc.reason} at byte {exc.start})'
         raise RecordingError(msg) from exc
-    except RecursionError as exc:  # PyYAML parses and composes by recursion
-        msg = f'{check.where}: not YAML (lists and mappings nest too deep)'
-        raise RecordingError(msg) from exc
-    except ValueError as exc:  # a value PyYAML cannot build, e.g. an integer of 5,000 digits
-        msg = f'{check.where}: not YAML ({clip(str(exc), 200)})'
-        raise RecordingError(msg) from exc
+    document, _ = parse_yaml(text, str(check.where), RecordingError)
     document = check.mapping(document, 'top level')
     info = check.mapping(document.get(_INFO), _INFO)
     storage = info.get('storage_identifier')

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.errors import ProtocolError
+from arsim_core.log_limit import clip
 
 PROTOCOL_VERSION = 1
 
@@ -175,10 +176,10 @@ def _depth_exceeds(value: dict[str, Any] | list[Any], limit: int) -> bool:
     return False
 
 
-def _clip(text: str, limit: int = 200) -> str:
-    """``text`` cut to ``limit`` characters: error messages quote what a peer sent, which may
-    be megabytes long."""
-    return text if len(text) <= limit else f'{text[:limit]}... ({len(text)} characters)'
+def _clip(text: str) -> str:
+    """``text`` cut to 200 characters: error messages quote what a peer sent, which may be
+    megabytes long."""
+    return clip(text, 200)
 
 
 def check_version(header: Mapping[str, Any], topic: str) -> None:

@@ -31,7 +31,7 @@ from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, L
 from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
-from arsim_core.log_limit import LogLimit
+from arsim_core.log_limit import LogLimit, clip
 from arsim_core.messages import (
     CarSettings,
     Error,
@@ -338,9 +338,7 @@ def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
 
 def error_reply(step: int, time_ns: int, text: str) -> Frames:
     """An Error message; the text cut to MAX_ERROR_CHARS, as it may quote what a peer sent."""
-    if len(text) > MAX_ERROR_CHARS:
-        text = f'{text[:MAX_ERROR_CHARS]}... ({len(text)} characters)'
-    return encode(Error(text), step, time_ns)
+    return encode(Error(clip(text, MAX_ERROR_CHARS)), step, time_ns)
 
 
 def receive(socket: zmq.Socket[bytes], max_bytes: int) -> tuple[Frames, str | None]:

@@ -146,11 +146,14 @@ def test_bad_commands_and_vanishing_pages_leave_the_simulation_running(simulatio
         assert any(m['type'] == 'hello' for m in _frames(first, 2))
         for bad in ('not json', '[1, 2]', json.dumps({'op': 'explode'}),
                     json.dumps({'op': 'step', 'frames': -3}),
-                    json.dumps({'op': 'set_real_time_factor', 'value': 'fast'})):
+                    json.dumps({'op': 'set_real_time_factor', 'value': 'fast'}),
+                    *(json.dumps({'op': 'set_real_time_factor', 'value': value})
+                      for value in (1e-300, 1e300, float('nan')))):
             first.send(bad)
         first.send(b'\x00\x01')
         errors = [m['message'] for m in _frames(first, 5) if m['type'] == 'error']
-        assert len(errors) == 6, errors
+        assert len(errors) == 9, errors
+        assert sum('expected a real-time factor' in e for e in errors) == 4, errors
         assert any('unknown command' in e for e in errors), errors
         assert any('binary' in e.lower() or 'BINARY' in e for e in errors), errors
         before = [m['time'] for m in _frames(second, 1) if m['type'] == 'frame'][-1]

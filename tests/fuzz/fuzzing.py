@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -83,3 +84,13 @@ def rss_kib(pid: int | str = 'self') -> int:
             return int(line.split()[1])
     msg = f'no VmRSS in /proc/{pid}/status'
     raise LookupError(msg)
+
+
+def key_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every key path into nested dicts and lists (a JSON header, a YAML document), for
+    mutations to pick from."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list) else ()
+    for key, child in items:
+        yield (*prefix, key)
+        yield from key_paths(child, (*prefix, key))

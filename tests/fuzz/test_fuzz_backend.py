@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzzing import HANG_S, NO_SHRINK, fuzz, repeat, rss_kib, timeout_s
+from fuzzing import HANG_S, NO_SHRINK, fuzz, key_paths, repeat, rss_kib, timeout_s
 from hypothesis import given
 from hypothesis import strategies as st
 from rawbackend import LIDAR, SETTINGS, UPDATE, RawBackend, frames_of, track_arrays
@@ -151,15 +151,6 @@ def wrong_types(draw: st.DrawFn) -> list[bytes]:
     return assemble(topic.encode(), header, buffers)
 
 
-def _paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
-    """Every key path into a header, for mutations to pick from."""
-    items = value.items() if isinstance(value, dict) else enumerate(value) \
-        if isinstance(value, list) else ()
-    for key, child in items:
-        yield (*prefix, key)
-        yield from _paths(child, (*prefix, key))
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> list[bytes]:
     """A valid message with one to four things changed in its header, frames or bytes."""
@@ -173,7 +164,7 @@ def mutated(draw: st.DrawFn) -> list[bytes]:
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(['value', 'value', 'value', 'delete', 'topic', 'frame',
                                      'bytes']))
-        paths = list(_paths(header))
+        paths = list(key_paths(header))
         if kind in ('value', 'delete') and paths:
             path = draw(st.sampled_from(paths))
             parent = header

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from fuzzing import HANG_S, fuzz, repeat, timeout_s
+from fuzzing import HANG_S, fuzz, key_paths, repeat, timeout_s
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -272,14 +272,6 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.di
     max_size=3), max_leaves=8)
 
 
-def _key_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    items = value.items() if isinstance(value, dict) else enumerate(value) \
-        if isinstance(value, list) else ()
-    for key, child in items:
-        yield (*prefix, key)
-        yield from _key_paths(child, (*prefix, key))
-
-
 @st.composite
 def metadata_changes(draw: st.DrawFn, document: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Up to four changes of the metadata's fields: ('set', keys, value), ('delete', keys),
@@ -289,7 +281,7 @@ def metadata_changes(draw: st.DrawFn, document: dict[str, Any]) -> list[tuple[An
     doc = copy.deepcopy(document)
     files = len(doc[INFO]['files'])
     for _ in range(draw(st.integers(1, 4))):
-        keys = list(_key_paths(doc))
+        keys = list(key_paths(doc))
         kind = draw(st.sampled_from(['set', 'set', 'delete', 'add', 'path', 'path']))
         if kind == 'path':
             change: tuple[Any, ...] = ('path', draw(st.integers(0, files - 1)),

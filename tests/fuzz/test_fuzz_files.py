@@ -13,13 +13,12 @@ from __future__ import annotations
 import copy
 import math
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from fuzzing import REPO, fuzz, repeat, timeout_s
+from fuzzing import REPO, fuzz, key_paths, repeat, timeout_s
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,20 +44,12 @@ values = st.recursive(hostile, lambda inner: st.lists(inner, max_size=4) | st.di
     st.text(max_size=10) | odd_text, inner, max_size=4), max_leaves=10)
 
 
-def _paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
-    items = value.items() if isinstance(value, dict) else enumerate(value) \
-        if isinstance(value, list) else ()
-    for key, child in items:
-        yield (*prefix, key)
-        yield from _paths(child, (*prefix, key))
-
-
 @st.composite
 def mutated(draw: st.DrawFn, base: dict[str, Any], names: list[str]) -> Any:
     """``base`` with up to four values replaced, keys removed or unknown keys added."""
     doc = copy.deepcopy(base)
     for _ in range(draw(st.integers(0, 4))):
-        paths = list(_paths(doc))
+        paths = list(key_paths(doc))
         kind = draw(st.sampled_from(['value', 'value', 'delete', 'add', 'name']))
         if not paths or kind == 'add':
             target = doc

@@ -65,6 +65,9 @@ def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
         folder = Folder(staging, out)
         count = (_clouds if fmt in CLOUD_FORMATS else _images)(bag, folder, fmt, sensor,
                                                                progress)
+        if not count:  # a damaged index can hide every message: no dataset is not a dataset
+            msg = f'{bag}: no frame to export (the bag holds no complete {fmt} frame)'
+            raise DatasetError(msg)
         with writing(out, ''):
             staging.rename(out)
     except BaseException:

@@ -3,6 +3,7 @@ reply, the process lives on and still serves a whole valid session."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -266,8 +267,9 @@ class _Failing(server.EmbeddedBackend):
         raise RuntimeError('a bug in a sensor')
 
 
-def test_an_unexpected_exception_becomes_an_error_reply(caplog: pytest.LogCaptureFixture
-                                                        ) -> None:
+@contextlib.contextmanager
+def _failing_backend() -> Iterator[tuple[zmq.Socket[bytes], threading.Thread]]:
+    """A REQ socket connected to a _Failing backend served in a thread, stopped afterwards."""
     address = f'tcp://127.0.0.1:{free_port()}'
     stop = threading.Event()
     serving = threading.Thread(target=server.serve, args=(address,),
@@ -277,6 +279,16 @@ def test_an_unexpected_exception_becomes_an_error_reply(caplog: pytest.LogCaptur
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(address)
     try:
+        yield socket, serving
+    finally:
+        socket.close()
+        stop.set()
+        serving.join(10)
+
+
+def test_an_unexpected_exception_becomes_an_error_reply(caplog: pytest.LogCaptureFixture
+                                                        ) -> None:
+    with _failing_backend() as (socket, serving):
         for step in (1, 2):
             socket.send_multipart(frames_of(protocol.UPDATE, UPDATE, step=step))
             assert socket.poll(10_000)
@@ -287,10 +299,6 @@ def test_an_unexpected_exception_becomes_an_error_reply(caplog: pytest.LogCaptur
         assert socket.poll(30_000)
         assert protocol.decode(socket.recv_multipart()).topic == protocol.READY
         assert serving.is_alive()
-    finally:
-        socket.close()
-        stop.set()
-        serving.join(10)
     assert 'Traceback' in caplog.text and 'a bug in a sensor' in caplog.text
 
 
@@ -332,22 +340,10 @@ def test_a_flood_of_malformed_requests_leaves_a_bounded_log(tmp_path) -> None:
 
 def test_tracebacks_of_the_last_resort_are_rate_limited(caplog: pytest.LogCaptureFixture
                                                         ) -> None:
-    address = f'tcp://127.0.0.1:{free_port()}'
-    stop = threading.Event()
-    serving = threading.Thread(target=server.serve, args=(address,),
-                               kwargs={'backend': _Failing(), 'stop': stop}, daemon=True)
-    serving.start()
-    socket = zmq.Context.instance().socket(zmq.REQ)
-    socket.setsockopt(zmq.LINGER, 0)
-    socket.connect(address)
-    try:
+    with _failing_backend() as (socket, _):
         for step in range(500):
             socket.send_multipart(frames_of(protocol.UPDATE, UPDATE, step=step))
             assert socket.poll(10_000)
             assert protocol.decode(socket.recv_multipart()).topic == protocol.ERROR
-    finally:
-        socket.close()
-        stop.set()
-        serving.join(10)
     assert 1 <= caplog.text.count('Traceback') < 20
     assert len([r for r in caplog.records if r.name == 'arsim.backend']) < 40

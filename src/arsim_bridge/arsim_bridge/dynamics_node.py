@@ -25,7 +25,7 @@ from arsim_bridge.common import (
     to_time,
 )
 from arsim_bridge.ledger import CountingNode
-from arsim_core.dynamics import ModelDivergedError, Vehicle, ackermann_out_of_range
+from arsim_core.dynamics import ModelDivergedError, Vehicle, drive_command_problem
 from arsim_core.race import start_poses
 from arsim_core.recording.ledger import dynamics_publisher
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
@@ -102,9 +102,7 @@ class DynamicsNode(CountingNode):
     def on_drive(self, msg: AckermannDriveStamped) -> None:
         d = msg.drive
         values = (d.speed, d.steering_angle, d.steering_angle_velocity, d.acceleration, d.jerk)
-        problem = None if finite(*values) else 'non-finite value'
-        problem = problem or ackermann_out_of_range(self.vehicle.config.params, d.speed,
-                                                     d.steering_angle)
+        problem = drive_command_problem(self.vehicle.config.params, *values)
         if problem:
             self.get_logger().warn(f'ignoring drive command ({problem}): speed={d.speed} '
                                    f'steering_angle={d.steering_angle}',

@@ -15,6 +15,7 @@ final race results. The events, the robot description and the drivers' commands 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from arsim_core.engine import CarState, Engine, Frame, InProcessRenderer, TrackW
 from arsim_core.engine.randomization import Draw, Randomization
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
+from arsim_core.log_limit import LogLimit
 from arsim_core.messages import InitialSettings, TrackRequest, UpdateReply
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.recording.bag import BagSummary, BagWriter
@@ -120,12 +122,18 @@ def run(job: Mapping[str, Any]) -> dict[str, Any]:
         frame = engine.reset(draw.start_poses(engine.start_poses, track))
         writer.write(frame)
         last_step = round(spec.duration_s * 1e9 / engine.period_ns)
+        refused = LogLimit()
         while frame.step < last_step:
             for name, (scan, policy) in drivers.items():
                 ranges = frame.sensors.get(f'{name}/{scan.name}')
                 if ranges is not None:
                     steering, speed = policy.act(np.asarray(ranges, np.float32))
-                    engine.drive(name, float(speed), float(steering))
+                    problem = engine.drive(name, float(speed), float(steering))
+                    line = problem and refused.admit(
+                        f'run {spec.index}: {name}: ignoring drive command ({problem}): '
+                        f'speed={speed} steering_angle={steering}')
+                    if line:
+                        print(line, file=sys.stderr, flush=True)
             frame = engine.advance()
             writer.write(frame)
         summary = writer.close(frame)

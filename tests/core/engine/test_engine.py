@@ -84,6 +84,24 @@ def assert_identical(a: Sequence[Frame], b: Sequence[Frame]) -> None:
                 (fa.step, name)
 
 
+@pytest.mark.parametrize(('speed', 'steering', 'reason'), [
+    (math.nan, 0.0, 'non-finite'), (2.0, math.inf, 'non-finite'),
+    (25.0, 0.0, 'speed outside'), (2.0, -0.9, 'steering_angle outside')])
+def test_a_refused_drive_command_leaves_the_car_on_its_last_one(
+        make_scenario, engine_on, speed: float, steering: float, reason: str) -> None:
+    """The rule of the ROS drive topics holds for every caller of the engine (the dataset
+    runner's drivers too): NaN or beyond the car's limits is ignored, with the reason."""
+    steady, refused = (engine_on(make_scenario()) for _ in range(2))
+    steady.reset()
+    refused.reset()
+    for engine in (steady, refused):
+        assert engine.drive('ego', 2.0, 0.1) is None
+    problem = refused.drive('ego', speed, steering)
+    assert problem is not None and reason in problem
+    for _ in range(20):
+        assert steady.advance().states == refused.advance().states
+
+
 # --- reset ------------------------------------------------------------------------------------
 def test_same_seed_and_commands_give_bit_identical_states_and_noisy_scans(
         make_scenario, engine_on, noisy_profile):
@@ -115,7 +133,7 @@ def test_commands_for_all_cars_at_once_drive_as_one_car_at_a_time(make_scenario,
     assert [fleet.names for fleet in all_at_once.fleets] == [names]  # one call steps them
     one_by_one.reset()
     all_at_once.reset()
-    speed, steer = np.array([2.0, 9.0, -0.5]), np.array([0.05, -0.9, 0.0])  # 9, -0.9 clipped
+    speed, steer = np.array([2.0, 9.0, -0.5]), np.array([0.05, -0.4, 0.0])
     active = np.array([True, True, False])
     for _ in range(40):
         for i in np.flatnonzero(active):

@@ -32,7 +32,7 @@ from .params import (
 from .registry import MODELS, resolve_model
 from .st import SingleTrack
 from .std import SingleTrackDrift
-from .vehicle import ModelDivergedError, Vehicle, ackermann_out_of_range
+from .vehicle import ModelDivergedError, Vehicle, ackermann_out_of_range, drive_command_problem
 
 __all__ = [
     'F1TENTH', 'FOREIGN_KEYS', 'FULL_SCALE', 'INTEGRATORS', 'MODELS', 'NUMBA_ENABLED', 'PRESETS',
@@ -40,6 +40,7 @@ __all__ = [
     'KinematicSingleTrack', 'LongitudinalParameters', 'ModelDivergedError', 'PacejkaParameters',
     'SingleTrack', 'SingleTrackDrift', 'SpeedGains', 'SteeringGains', 'SteeringParameters',
     'TyreParameters', 'Vehicle', 'VehicleConfig', 'VehicleModel', 'ackermann_out_of_range',
+    'drive_command_problem',
     'constraints', 'euler_step',
     'integrators', 'load_vehicle_config', 'load_vehicle_config_file', 'resolve_model', 'rk4_step',
 ]

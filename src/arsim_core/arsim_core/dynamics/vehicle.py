@@ -78,6 +78,18 @@ def ackermann_out_of_range(params: CarParameters, speed: float,
     return None
 
 
+def drive_command_problem(params: CarParameters, speed: float, steering_angle: float,
+                          *others: float) -> str | None:
+    """Why a drive command must be ignored, or None: the one check every face (the ROS drive
+    topics, the dataset runner, the engine's callers) applies before a command reaches a car.
+    A refused command leaves the car on its last one, as a real car's controller would on a
+    garbled message. ``others`` are the command's further fields (rates, acceleration), which
+    must be finite too."""
+    if not all(math.isfinite(value) for value in (speed, steering_angle, *others)):
+        return 'non-finite value'
+    return ackermann_out_of_range(params, speed, steering_angle)
+
+
 def _finite(name: str, value: float) -> float:
     value = float(value)
     if not math.isfinite(value):

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arsim_core.config.scenario import Scenario
-from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig
+from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig, drive_command_problem
 from arsim_core.dynamics.fleet import Fleet
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MissionControl
@@ -289,9 +289,15 @@ class Engine:
                                          {name: self.states[name] for name in poses})
         return {**rendered, **computed} if computed else rendered
 
-    def drive(self, car: str, speed: float, steering_angle: float) -> None:
-        """Ackermann target for ``car`` (clipped to its limits by the vehicle)."""
-        self.vehicles[car].set_ackermann(speed, steering_angle)
+    def drive(self, car: str, speed: float, steering_angle: float) -> str | None:
+        """Ackermann target for ``car``. A command that ``drive_command_problem`` refuses (NaN,
+        beyond the car's limits) is ignored, the car keeping its last one, as on the ROS drive
+        topics; the reason is returned for the caller to warn with."""
+        vehicle = self.vehicles[car]
+        problem = drive_command_problem(vehicle.config.params, speed, steering_angle)
+        if problem is None:
+            vehicle.set_ackermann(speed, steering_angle)
+        return problem
 
     def set_vehicle(self, car: str, config: VehicleConfig) -> None:
         """Give ``car`` a vehicle built from ``config`` (randomised parameters, say); it is at

@@ -12,7 +12,7 @@ import time
 import numpy as np
 from benchkit import Row, main, sized, take_smoke_flag
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 from arsim_core.sensors.ground_truth import boxes
 
 REPEATS = 60

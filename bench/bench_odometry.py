@@ -53,17 +53,17 @@ import numpy as np
 import yaml
 from benchkit import Row, main, sized, skip_reason, take_smoke_flag
 
-from arsim_core.config.scenario import SceneSettings, load_scenario
-from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
-from arsim_core.engine import CarState, Engine, TrackWorld
-from arsim_core.geometry import rotation_matrix
-from arsim_core.policies import PurePursuit
-from arsim_core.sensors.beams import (
+from arsim_core.beams import (
     column_offsets_ns,
     planar_directions,
     scan_period_ns,
     spinning_directions,
 )
+from arsim_core.config.scenario import SceneSettings, load_scenario
+from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
+from arsim_core.engine import CarState, Engine, TrackWorld
+from arsim_core.geometry import rotation_matrix
+from arsim_core.policies import PurePursuit
 from arsim_core.track import load_track
 
 REPO = Path(__file__).resolve().parents[1]

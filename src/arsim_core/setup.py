@@ -21,7 +21,7 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'backend = arsim_core.entrypoints:backend',
+            'backend = arsim_core.process.entrypoints:backend',
             'arsim-track = arsim_core.track.cli:main',
             'arsim-dataset = arsim_core.dataset.cli:main',
         ],

@@ -36,11 +36,10 @@ import numpy as np
 import pytest
 from rawbackend import RawBackend
 
-from arsim_core import messages, protocol
+from arsim_core import labels, messages, protocol
 from arsim_core.backend.client import BackendClient
 from arsim_core.errors import BackendUnavailableError
 from arsim_core.geometry import Footprint
-from arsim_core.sensors import labels
 
 EMBEDDED, CSHARP_HOST = 'embedded', 'csharp-host'
 BACKEND_PARAMS = [pytest.param(EMBEDDED, id=EMBEDDED),

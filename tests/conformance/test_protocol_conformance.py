@@ -37,8 +37,7 @@ from conftest import (
     update,
 )
 
-from arsim_core import messages, protocol
-from arsim_core.sensors import labels
+from arsim_core import labels, messages, protocol
 
 MM = 1e-3  # hand-computed ranges agree within a millimetre
 CM = 1e-2  # camera depth, and the two backends with each other, within a centimetre
@@ -382,7 +381,7 @@ def test_both_backends_measure_the_same_within_a_centimetre(
 
 def test_every_class_has_the_reflectivity_of_the_label_table(backend: Backend) -> None:
     """A wall of each class 0..7 around the car, one LiDAR column on each: the backend's
-    reflectivity per class is the label table's (arsim_core.sensors.labels), so a class added
+    reflectivity per class is the label table's (arsim_core.labels), so a class added
     on one side only shows up here."""
     classes = sorted(labels.NAMES)[:-1]  # every class but NONE
     vertices, triangles = [], []

@@ -11,7 +11,7 @@ import threading
 from numba.core import event
 
 from arsim_core._jit import kernel
-from arsim_core.entrypoints import stop_on_signals
+from arsim_core.process.entrypoints import stop_on_signals
 
 
 class SignalWhenCompiling(event.Listener):  # type: ignore[misc]

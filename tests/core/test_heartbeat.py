@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from arsim_core import heartbeat
-from arsim_core.heartbeat import Heartbeat
+from arsim_core.process import heartbeat
+from arsim_core.process.heartbeat import Heartbeat
 
 
 def test_without_a_launcher_nothing_is_written(tmp_path: Path, monkeypatch) -> None:

@@ -8,7 +8,7 @@ import sys
 
 COUNT_FAULTS = '''
 import io, resource, sys
-from arsim_core.memory import keep_large_buffers
+from arsim_core.process.memory import keep_large_buffers
 if sys.argv[1] == 'tuned':
     assert keep_large_buffers()
 frame = bytes(921_600)

@@ -116,7 +116,7 @@ def test_a_process_that_stops_answering_stops_the_run_through_the_bridge(
 ], ids=['bridge', 'sensors'])
 def test_a_process_without_a_sign_of_life_stops_the_run(tmp_path, private_tmp, stopped,
                                                         marker) -> None:
-    # SIGSTOP: alive, but its loops no longer beat (arsim_core.heartbeat); nobody else waits
+    # SIGSTOP: alive, but its loops no longer beat (arsim_core.process.heartbeat); nobody else waits
     # on it, so only the launcher's watch can tell.
     timeout_s = 6.0
     sim, code, took = _run_and_kill(tmp_path, private_tmp, marker,

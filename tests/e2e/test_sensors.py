@@ -16,9 +16,10 @@ from simharness import Probe, installed_resources
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from arsim_core.sensors import beams, cloud, labels
+from arsim_core import beams, labels
+from arsim_core.pinhole import OPTICAL_RPY, Intrinsics
+from arsim_core.sensors import cloud
 from arsim_core.sensors.geodesy import enu_to_geodetic
-from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
 
 STARTUP_S = 90.0
 # Deep enough to keep the latched message of every publisher (description and sensor nodes).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arsim_core import heartbeat
+from arsim_core.process import heartbeat
 from arsim_launch.arguments import NAMES
 
 LAUNCH_FILE = Path(__file__).resolve().parents[2] / 'src' / 'arsim_launch' / 'launch' / \

@@ -1,9 +1,9 @@
 """The nodes' console scripts: each imports its node only once a stop request during the
-import would end it quietly (``arsim_core.entrypoints``)."""
+import would end it quietly (``arsim_core.process.entrypoints``)."""
 
 from __future__ import annotations
 
-from arsim_core.entrypoints import run
+from arsim_core.process.entrypoints import run
 
 
 def bridge() -> None:

@@ -18,12 +18,12 @@ from rclpy.node import Node
 
 from arsim_bridge import qos
 from arsim_bridge.common import to_time
+from arsim_core import labels
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import Engine
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MISSION, OFF_COURSE, MissionControl, as_results
 from arsim_core.engine.referee import Event
-from arsim_core.sensors import labels
 from arsim_core.track.fs.referee import AsState, MissionResult
 from arsim_msgs.msg import MissionResult as MissionResultMsg
 from arsim_msgs.msg import MissionStatus

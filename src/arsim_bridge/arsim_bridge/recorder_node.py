@@ -38,7 +38,7 @@ from arsim_bridge.common import declare_scenario, run_node, to_ns, to_time
 from arsim_bridge.msg_definitions import message_class, message_text
 from arsim_core.errors import ArsimError
 from arsim_core.log_limit import LogLimit
-from arsim_core.memory import keep_large_buffers
+from arsim_core.process.memory import keep_large_buffers
 from arsim_core.recording.bag import (
     BagSummary,
     BagWriter,

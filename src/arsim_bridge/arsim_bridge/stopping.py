@@ -4,7 +4,7 @@ rclpy's own signal handler shuts the ROS context down at once, from inside the s
 while callbacks and receive threads may still be publishing; they then fail with
 ``publisher's context is invalid``. Here a signal instead raises KeyboardInterrupt in the main
 thread, but never inside a ROS callback: while an executor dispatches (or numba compiles, see
-``arsim_core.entrypoints.hold_interrupts``), the request is only noted and raised once
+``arsim_core.process.interrupts.hold_interrupts``), the request is only noted and raised once
 ``spin_once`` returns. The context is shut down last, after every node (and its threads) is
 gone.
 
@@ -24,11 +24,11 @@ from types import FrameType
 from rclpy.executors import Executor
 from rclpy.node import Node
 
-from arsim_core import heartbeat
-from arsim_core.entrypoints import (
+from arsim_core.process import heartbeat
+from arsim_core.process.entrypoints import quiet_lost_interrupts
+from arsim_core.process.interrupts import (
     hold_interrupts,
     interrupts_are_held,
-    quiet_lost_interrupts,
     release_interrupts,
 )
 
@@ -51,7 +51,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 def install() -> None:
     """Route SIGINT and SIGTERM to the stop request (main thread only, before rclpy.init), and
-    let ``spin_once`` beat the launcher's heartbeat (``arsim_core.heartbeat``)."""
+    let ``spin_once`` beat the launcher's heartbeat (``arsim_core.process.heartbeat``)."""
     _state.requested, _state.failure = False, None
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)

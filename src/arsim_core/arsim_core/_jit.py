@@ -12,7 +12,7 @@ after a hash of every source file of ``arsim_core`` (``$ARSIM_NUMBA_CACHE`` or
 ``~/.cache/arsim/numba/<hash>``) and any edit starts a fresh one.
 
 A stop signal while the main thread compiles (or loads from the cache) is held until it is done:
-numba is not safe to interrupt there (``entrypoints.hold_interrupts``).
+numba is not safe to interrupt there (``process.interrupts``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arsim_core.entrypoints import hold_interrupts, release_interrupts
+from arsim_core.process.interrupts import hold_interrupts, release_interrupts
 
 F = TypeVar('F', bound=Callable[..., Any])
 

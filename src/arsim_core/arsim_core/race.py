@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from arsim_core import labels as semantic
 from arsim_core._jit import kernel
 from arsim_core.config.scenario import CarSpec
 from arsim_core.errors import ConfigError
 from arsim_core.geometry import Footprint
-from arsim_core.sensors import labels as semantic
 
 Pose2D = tuple[float, float, float]
 BARRIER = 'barrier'

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 import cv2
 import numpy as np
 
+from arsim_core import labels
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
-from arsim_core.sensors import labels
 
 Color = tuple[int, int, int]  # RGB
 ScanGeometry = tuple[float, float, tuple[float, float, float]]

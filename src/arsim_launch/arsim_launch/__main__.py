@@ -1,9 +1,9 @@
 """``python3 -m arsim_launch``: the simulator's launcher (``arsim_launch.sim``), quiet when
-stopped while it starts (``arsim_core.entrypoints``)."""
+stopped while it starts (``arsim_core.process.entrypoints``)."""
 
 from __future__ import annotations
 
-from arsim_core.entrypoints import run
+from arsim_core.process.entrypoints import run
 
 
 def main() -> None:

@@ -167,7 +167,7 @@ def _track(value: str, maps_dir: Path) -> str:
 def _file_cars(settings: Path) -> list[dict[str, Any]] | None:
     """The settings file's car entries, or None if they are not a list of mappings (the
     scenario loader then says what is wrong with them)."""
-    from arsim_core.config.fields import load_yaml
+    from arsim_core.yaml_fields import load_yaml
 
     entries = (load_yaml(Path(settings)) or {}).get('cars')
     if not isinstance(entries, list) or not entries \

@@ -58,7 +58,7 @@ def failure_message(spec: NodeSpec, code: int | None, last: list[str]) -> str:
 
 def silence_message(spec: NodeSpec, seconds: float, last: list[str]) -> str:
     """The one message a launcher prints when required process ``spec`` lives on but has
-    shown no sign of life for ``seconds`` (``arsim_core.heartbeat``)."""
+    shown no sign of life for ``seconds`` (``arsim_core.process.heartbeat``)."""
     return _stopping_because(spec, f'stopped answering (no sign of life for {seconds:.1f} s '
                                    f'of wall time)', last)
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arsim_core.config.fields import load_section
 from arsim_core.config.scenario import load_scenario
 from arsim_core.engine.randomization import Randomization
 from arsim_core.errors import ArsimError
 from arsim_core.recording.bag import METADATA
+from arsim_core.yaml_fields import load_section
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.dataset_run import DRIVERS, RunJob
 from arsim_launch.resources import default_settings, resources_dir

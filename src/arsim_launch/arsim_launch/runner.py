@@ -29,15 +29,15 @@ from pathlib import Path
 
 import yaml
 
-from arsim_core import heartbeat
-from arsim_core.entrypoints import STOP_SIGNALS
+from arsim_core.process import heartbeat
+from arsim_core.process.entrypoints import STOP_SIGNALS
 from arsim_launch.failures import describe, failure_message, how_it_ended, silence_message
 from arsim_launch.nodes import NodeSpec
 from arsim_launch.output import OutputPump
 
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 5.0
-OWN_PACKAGES = ('arsim_core', 'arsim_bridge')  # console scripts of arsim_core.entrypoints
+OWN_PACKAGES = ('arsim_core', 'arsim_bridge')  # console scripts of arsim_core.process.entrypoints
 
 
 def command(spec: NodeSpec, params_dir: Path) -> list[str]:
@@ -65,7 +65,7 @@ def _child_setup(ours: bool) -> None:
     """Own process group, so a terminal's Ctrl-C reaches only the runner, which then stops the
     children once and in order; and death with the runner, so nothing is orphaned. ``ours``
     (arsim's console scripts) start with SIGINT and SIGTERM blocked: a stop that comes while
-    the interpreter starts waits until ``arsim_core.entrypoints`` can end it quietly."""
+    the interpreter starts waits until ``arsim_core.process.entrypoints`` can end it quietly."""
     os.setpgid(0, 0)
     # A runner started in the background (`&` in a script) ignores SIGINT, and ignored signals
     # survive exec: the children must still stop on the SIGINT the runner sends them.

@@ -11,8 +11,8 @@ import sys
 import threading
 from pathlib import Path
 
-from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError
+from arsim_core.process.entrypoints import stop_on_signals
 from arsim_launch.arguments import launch_overrides, parse_arguments, usage
 from arsim_launch.discovery import discovery_environment
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from arsim_core.config.fields import load_section, load_yaml
 from arsim_core.config.scenario import load_scenario, parse_overrides
 from arsim_core.errors import ConfigError
+from arsim_core.yaml_fields import load_section, load_yaml
 
 
 def laughs(levels: int) -> str:

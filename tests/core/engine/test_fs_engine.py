@@ -16,13 +16,13 @@ import pytest
 import yaml
 from drivers.cone_planner import ConePlanner, PathFollower
 
+from arsim_core import labels
+from arsim_core.beams import spinning_directions
 from arsim_core.config.scenario import load_scenario
 from arsim_core.engine import Engine, TrackWorld
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MISSION, OFF_COURSE
 from arsim_core.geometry import rotation_matrix
-from arsim_core.sensors import labels
-from arsim_core.sensors.beams import spinning_directions
 from arsim_core.track import load_track
 from arsim_core.track.fs import generate, rules
 from arsim_core.track.fs.referee import AsState, MissionResult

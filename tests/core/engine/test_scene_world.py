@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from arsim_core import labels
 from arsim_core.config.scenario import SceneSettings
 from arsim_core.engine import Engine, TrackWorld
-from arsim_core.sensors import labels
 from arsim_core.track import load_track
 
 

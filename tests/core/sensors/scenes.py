@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from arsim_core import labels
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.raycast_embreex import EmbreeRaycaster
 from arsim_core.backend.raycast_numpy import NumpyRaycaster
-from arsim_core.sensors import labels
 
 HALF = 5.0  # the room spans [-HALF, HALF] in x and y
 HEIGHT = 2.0  # wall height [m]

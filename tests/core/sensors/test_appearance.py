@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arsim_core import protocol
+from arsim_core import labels, protocol
 from arsim_core.backend.appearance import DEFAULT, Appearance, AppearanceRanges
 from arsim_core.backend.car_model import car_mesh
 from arsim_core.backend.materials import TYRE
@@ -22,7 +22,6 @@ from arsim_core.engine.render import initial_settings
 from arsim_core.errors import ConfigError, ProtocolError
 from arsim_core.geometry import Footprint, Wheels
 from arsim_core.messages import CarSettings, InitialSettings, TrackRequest, in_process
-from arsim_core.sensors import labels
 from arsim_core.track import load_track
 from arsim_core.track.mesh import join_meshes, placed_cones_mesh
 from arsim_core.track.model import Cones, TrackMesh

@@ -15,7 +15,7 @@ from arsim_core.backend.boxes import BoxLayer, box_frames, cast_boxes
 from arsim_core.backend.scene import Layer
 from arsim_core.backend.shapes import box_mesh
 from arsim_core.geometry import Footprint, rotation_matrix
-from arsim_core.sensors.labels import CAR, NONE
+from arsim_core.labels import CAR, NONE
 
 Boxes = list[tuple[Footprint, tuple[float, ...]]]
 

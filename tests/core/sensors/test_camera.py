@@ -14,12 +14,11 @@ import pytest
 from scenes import HALF, HEIGHT, initial_settings, update
 from simharness import free_port
 
-from arsim_core import protocol
+from arsim_core import labels, protocol
 from arsim_core.backend.appearance import DEFAULT, sky_colors
 from arsim_core.backend.client import BackendClient
 from arsim_core.geometry import rotation_matrix
-from arsim_core.sensors import labels
-from arsim_core.sensors.pinhole import OPTICAL_ROTATION, Intrinsics
+from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
 
 PERIOD = 50_000_000
 WIDTH, HEIGHT_PX, FOV = 320, 240, 1.4

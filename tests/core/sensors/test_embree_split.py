@@ -9,7 +9,7 @@ import pytest
 from scenes import room
 
 from arsim_core.backend import embree
-from arsim_core.sensors.beams import spinning_directions
+from arsim_core.beams import spinning_directions
 
 
 @pytest.fixture(scope='module')

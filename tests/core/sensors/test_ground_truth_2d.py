@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 from arsim_core.sensors.ground_truth import boxes
 
 H, W = 60, 80

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scenes import HALF, initial_settings, room_distance, update, yaw_rotation
 
-from arsim_core import protocol
-from arsim_core.sensors import beams, labels
+from arsim_core import beams, labels, protocol
 
 PERIOD = 50_000_000  # one frame = one revolution at 20 Hz
 MOUNT = [0.2, 0.0, 0.5]

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from arsim_core import labels
 from arsim_core.geometry import Footprint
-from arsim_core.sensors import labels
 from arsim_core.sensors.objects import Box3D, car_box, cars_around, seen_from, track_cones
 from arsim_core.track import load_track, track_mesh
 

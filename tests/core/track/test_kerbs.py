@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from track_helpers import MAPS
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 from arsim_core.track import LABEL_KERB, load_track, track_mesh
 from arsim_core.track.geometry import closed_runs, point_to_polyline_distance
 from arsim_core.track.mesh import KERB_HEIGHT, KERB_WIDTH, has_kerbs, kerb_mask
@@ -96,7 +96,7 @@ def test_kerb_is_a_drivable_class_in_every_table() -> None:
 
 def test_the_message_and_the_csharp_host_number_the_classes_as_python_does() -> None:
     """TrackGeometry.msg's LABEL_* constants and Labels.cs's byte constants are written by
-    hand: each must name the same id as ``arsim_core.sensors.labels``."""
+    hand: each must name the same id as ``arsim_core.labels``."""
     msg = (REPO / 'src' / 'arsim_msgs' / 'msg' / 'TrackGeometry.msg').read_text()
     constants = {name.lower(): int(value)
                  for name, value in re.findall(r'^uint8 LABEL_(\w+) = (\d+)', msg, re.M)}

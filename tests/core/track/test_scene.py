@@ -8,8 +8,8 @@ import pytest
 import shapely
 import trimesh
 
+from arsim_core import labels
 from arsim_core.errors import TrackError
-from arsim_core.sensors import labels
 from arsim_core.track import LABEL_BARRIER, load_track, track_mesh
 from arsim_core.track.mesh import join_meshes
 from arsim_core.track.model import (

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.ndimage import label as blobs
 
+from arsim_core import labels
 from arsim_core.errors import TrackError
-from arsim_core.sensors import labels
 from arsim_core.track import load_track, rasterize, track_mesh
 from arsim_core.track.cli import main as cli_main
 from arsim_core.track.fs import KINDS, generate, rules

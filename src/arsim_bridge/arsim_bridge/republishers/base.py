@@ -11,12 +11,12 @@ import numpy as np
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 
+from arsim_core.beams import frames_per_sample
 from arsim_core.config.scenario import Scenario
 from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import rpy_to_quaternion
 from arsim_core.messages import FrameMeta
-from arsim_core.sensors.beams import frames_per_sample
 from arsim_core.sensors.computed import LAYOUTS
 from arsim_core.sensors.kinematics import PlanarState
 

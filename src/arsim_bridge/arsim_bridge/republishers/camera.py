@@ -37,9 +37,9 @@ from arsim_bridge.republishers.base import (
     static_transform,
 )
 from arsim_core.config.sensors import CameraSpec, Mount
+from arsim_core.labels import legend_json
+from arsim_core.pinhole import OPTICAL_RPY, Intrinsics
 from arsim_core.sensors.ground_truth import Box2D, boxes
-from arsim_core.sensors.labels import legend_json
-from arsim_core.sensors.pinhole import OPTICAL_RPY, Intrinsics
 from arsim_msgs.msg import Detection2DFlags
 
 # output -> (topic below the camera's, encoding, bytes per pixel)
@@ -48,7 +48,7 @@ OUTPUTS = {'rgb': ('', 'rgb8', 3), 'depth': ('/depth', '32FC1', 4),
 
 
 def camera_info(spec: CameraSpec, frame: str) -> CameraInfo:
-    """Intrinsics from the image size and horizontal field of view (see sensors.pinhole)."""
+    """Intrinsics from the image size and horizontal field of view (see arsim_core.pinhole)."""
     intrinsics = Intrinsics.from_fov(spec.width, spec.height, spec.fov_rad)
     info = CameraInfo()
     info.header.frame_id = frame

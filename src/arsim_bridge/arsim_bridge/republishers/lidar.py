@@ -16,8 +16,9 @@ from arsim_bridge.republishers.base import (
     float_array,
     mount_transforms,
 )
+from arsim_core import beams, labels
 from arsim_core.config.sensors import Lidar2DSpec, Lidar3DSpec
-from arsim_core.sensors import beams, cloud, labels
+from arsim_core.sensors import cloud
 
 
 class ScanRepublisher:

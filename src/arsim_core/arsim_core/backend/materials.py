@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 
 SIZE = 256  # texels a side of every layer
 # Renderers read textures nearest, without mipmaps (on llvmpipe a filtered or mipmapped read

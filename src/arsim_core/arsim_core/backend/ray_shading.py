@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arsim_core import labels
 from arsim_core.backend.appearance import Appearance, face_light, sky_colors
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.materials import (
@@ -32,7 +33,6 @@ from arsim_core.backend.materials import (
 )
 from arsim_core.backend.raycast import triangle_normals
 from arsim_core.backend.raycasters import make_raycaster
-from arsim_core.sensors import labels
 
 _LAYER = np.array([m.layer for m in MATERIALS])
 _TEXEL_M = np.array([0.0 if m.stripes else m.scale_m / SIZE for m in MATERIALS])

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from arsim_core import labels
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
 from arsim_core.backend.shapes import Hits, Pose, nearer
 from arsim_core.geometry import Footprint
-from arsim_core.sensors import labels
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
 

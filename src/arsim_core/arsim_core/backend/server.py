@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 import zmq
 
-from arsim_core import endpoints, heartbeat, protocol
+from arsim_core import endpoints, protocol
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
@@ -28,7 +28,6 @@ from arsim_core.backend.scene import World
 from arsim_core.backend.timeline import Poses, Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
 from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, Lidar3DSpec
-from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
 from arsim_core.log_limit import LogLimit, clip
@@ -42,6 +41,8 @@ from arsim_core.messages import (
     UpdateRequest,
     encode,
 )
+from arsim_core.process import heartbeat
+from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arsim_core.config.fields import load_section
 from arsim_core.config.sensors import SensorSpec, load_sensors
 from arsim_core.geometry import Footprint
+from arsim_core.yaml_fields import load_section
 
 if TYPE_CHECKING:
     from arsim_core.dynamics import VehicleConfig

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, cast
 
-from arsim_core.config.fields import Section
+from arsim_core.yaml_fields import Section
 
 TWO_PI = 2.0 * math.pi
 # Renderer limits: the largest render target llvmpipe and common GPUs accept, and the memory

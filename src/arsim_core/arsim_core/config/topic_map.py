@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arsim_core.config.fields import Section, load_section, merge
+from arsim_core.yaml_fields import Section, load_section, merge
 
 _CAR_KEYS = ('odom_topic', 'odom_aliases', 'drive_topic', 'command_topic', 'state_topic',
              'reset_topic', 'odom_frame', 'base_frame', 'sensor_topic',

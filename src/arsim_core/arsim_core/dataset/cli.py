@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arsim_core.dataset.export import FORMATS, export
-from arsim_core.entrypoints import stop_on_signals
 from arsim_core.errors import ArsimError
+from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.recording.recover import recover
 
 

@@ -7,7 +7,7 @@ Image labels are the 2D ground truth of each frame's own semantic image
 (``arsim_core.sensors.ground_truth``), so they match the pixels exactly. Class names follow
 FSOCO, the Formula Student cone dataset, plus ``car``, in a fixed order so that datasets
 exported at different times (or mixed with FSOCO) agree on the class ids. Cloud labels are the
-semantic ids of ``arsim_core.sensors.labels``, named in ``labels.yaml``.
+semantic ids of ``arsim_core.labels``, named in ``labels.yaml``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 import yaml
 
+from arsim_core import labels
 from arsim_core.dataset.frames import (
     CameraFrame,
     DatasetError,
@@ -30,7 +31,6 @@ from arsim_core.dataset.frames import (
     camera_frames,
     labelled_clouds,
 )
-from arsim_core.sensors import labels
 from arsim_core.sensors.ground_truth import Box2D, boxes
 
 CLASS_NAMES: Final = ('blue_cone', 'yellow_cone', 'orange_cone', 'large_orange_cone', 'car')

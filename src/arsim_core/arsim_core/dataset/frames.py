@@ -44,7 +44,7 @@ class CameraFrame:
     camera: str  # its topic, e.g. /camera
     stamp_ns: int
     rgb: NDArray[np.uint8]  # height x width x 3
-    semantic: NDArray[np.uint8]  # height x width, arsim_core.sensors.labels
+    semantic: NDArray[np.uint8]  # height x width, arsim_core.labels
     depth: NDArray[np.float32] | None  # height x width [m], if recorded
 
 
@@ -56,7 +56,7 @@ class LabelledCloud:
     stamp_ns: int
     xyz: NDArray[np.float32]  # n x 3, sensor frame [m]
     intensity: NDArray[np.float32]  # n
-    labels: NDArray[np.uint8]  # n, arsim_core.sensors.labels
+    labels: NDArray[np.uint8]  # n, arsim_core.labels
 
 
 def cameras(topics: set[str]) -> list[str]:

@@ -21,7 +21,7 @@ Layout (every key documented with units in docs/dynamics.md)::
 
 The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are left to them; any
 other unknown key, missing key, wrong type or non-physical value raises one ConfigError of the
-form ``<file>:<line>: <key.path>: expected <what>, got <value>`` (``config.fields.Section``).
+form ``<file>:<line>: <key.path>: expected <what>, got <value>`` (``yaml_fields.Section``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final
 
-from ..config.fields import Section, load_section
+from ..yaml_fields import Section, load_section
 from .base import VehicleModel
 from .controllers import ControllerGains, SpeedGains, SteeringGains
 from .integrators import INTEGRATORS

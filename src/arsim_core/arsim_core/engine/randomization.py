@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core.config.fields import Section, load_section
 from arsim_core.dynamics import VehicleConfig
 from arsim_core.engine.engine import Engine
 from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
+from arsim_core.yaml_fields import Section, load_section
 
 RANGE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
               'max_steering_rate', 'max_speed', 'scan_noise_std', 'scan_dropout')

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from arsim_core import description, heartbeat, protocol
+from arsim_core import description, protocol
 from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
@@ -25,6 +25,7 @@ from arsim_core.messages import (
     UpdateRequest,
     in_process,
 )
+from arsim_core.process import heartbeat
 
 RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 

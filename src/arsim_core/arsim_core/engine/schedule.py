@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from arsim_core.beams import frames_per_sample
 from arsim_core.config.scenario import CarSpec
-from arsim_core.sensors.beams import frames_per_sample
 
 SensorKey = tuple[str, str]  # (car, sensor)
 DRIVER_INPUTS = frozenset({'cones'})  # computed kinds a stack drives on, waited for as scans

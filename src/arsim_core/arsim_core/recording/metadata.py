@@ -9,8 +9,8 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from arsim_core.config.fields import parse_yaml
 from arsim_core.recording.bag import METADATA, RecordingError
+from arsim_core.yaml_fields import parse_yaml
 
 MAX_METADATA_BYTES: Final = 16 * 2**20
 MAX_FILES: Final = 100_000

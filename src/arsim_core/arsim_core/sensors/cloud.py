@@ -13,7 +13,7 @@ unchanged: 48-byte points, height = channels, width = columns, row-major.
 | range | 32 | uint32 | range [mm], 0 = no return |
 
 A LiDAR asked for ``labels`` adds ``label`` (offset 36, uint8): the semantic label of what
-each point hit (``arsim_core.sensors.labels``; 255 where there is no return), in the padding
+each point hit (``arsim_core.labels``; 255 where there is no return), in the padding
 the layout leaves free, so consumers that read by field name see nothing else change.
 """
 

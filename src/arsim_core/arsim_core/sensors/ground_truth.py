@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 
 # Class names as FSOCO names them (and "car"), by semantic label.
 CLASSES: Final = MappingProxyType({labels.CONE_BLUE: 'blue_cone',
@@ -34,7 +34,7 @@ MIN_PIXELS: Final = 4  # smaller regions are not boxed (a few pixels of a far co
 class Labelled:
     """An object of the ground truth: its semantic label, and its class as FSOCO names it."""
 
-    label: int  # arsim_core.sensors.labels
+    label: int  # arsim_core.labels
 
     @property
     def name(self) -> str:

@@ -16,8 +16,8 @@ from numpy.typing import NDArray
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from arsim_core import labels
 from arsim_core.geometry import Footprint, relative_pose
-from arsim_core.sensors import labels
 from arsim_core.sensors.ground_truth import Labelled
 from arsim_core.track.mesh import PLACED_CONE_SIZES
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core.config.fields import Section, load_section
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
 from arsim_core.track.csvio import read_f1tenth_raceline, read_tum_centerline
 from arsim_core.track.model import OccupancyGridData, Track, TrackMesh
+from arsim_core.yaml_fields import Section, load_section
 
 TRACK_YAML = 'track.yaml'
 MESH_SUFFIXES = ('.obj', '.stl', '.glb', '.gltf', '.ply', '.off')

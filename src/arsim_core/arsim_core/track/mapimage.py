@@ -14,9 +14,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from arsim_core.config.fields import load_section
 from arsim_core.errors import TrackError
 from arsim_core.track.model import FREE, OCCUPIED, UNKNOWN, OccupancyGridData
+from arsim_core.yaml_fields import load_section
 
 
 def read_map_image(path: Path) -> np.ndarray:

@@ -14,8 +14,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from arsim_core import labels as semantic
 from arsim_core.errors import TrackError
-from arsim_core.sensors import labels as semantic
 from arsim_core.track.model import (
     LABEL_BARRIER,
     LABEL_CONE_BIG_ORANGE,

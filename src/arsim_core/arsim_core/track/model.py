@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arsim_core.sensors import labels
+from arsim_core import labels
 from arsim_core.track import geometry
 
 if TYPE_CHECKING:
     from arsim_core.track.fs.mission import Mission
 
 # The track's triangle labels, as the track API names them; the ids are the semantic classes of
-# arsim_core.sensors.labels, the one table of them.
+# arsim_core.labels, the one table of them.
 LABEL_ROAD = labels.ROAD
 LABEL_BARRIER = labels.BARRIER
 LABEL_CONE_BLUE = labels.CONE_BLUE

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from arsim_core.config.fields import Section, load_section
 from arsim_core.errors import TrackError
 from arsim_core.track.csvio import write_lines
+from arsim_core.yaml_fields import Section, load_section
 
 KINDS = ('acceleration', 'skidpad', 'autocross', 'trackdrive')
 """The dynamic driverless events."""

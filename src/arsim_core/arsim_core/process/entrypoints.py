@@ -11,9 +11,8 @@ waits until this handler is in place.
 ``stop_on_signals`` is the handling a long-running arsim process without rclpy (the embedded
 backend, the pip launcher) then installs for itself.
 
-``hold_interrupts`` marks main-thread work that a KeyboardInterrupt would leave half done (rclpy
-dispatching callbacks, numba compiling a kernel): arsim's stop handlers then only note the
-signal, and the process's main loop acts on the note.
+Those handlers leave main-thread work that ``interrupts.hold_interrupts`` marks uncut: they only
+note the signal, and the process's main loop acts on the note.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ import threading
 from types import FrameType
 from typing import NoReturn
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from arsim_core.process.interrupts import interrupts_are_held
 
-_holds = 0  # how deep the main thread is in work an interrupt must not cut (hold_interrupts)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run(module: str, function: str = 'main') -> NoReturn:
@@ -63,24 +62,6 @@ def stop_on_signals() -> threading.Event:
         signal.signal(sig, on_signal)
     quiet_lost_interrupts()
     return requested
-
-
-def hold_interrupts() -> None:
-    """Until ``release_interrupts``, a stop signal is only noted, never raised: for main-thread
-    work an exception would leave half done (numba, for one, leaves a kernel it was compiling
-    broken: "no compiled object yet"). Holds nest."""
-    global _holds
-    _holds += 1
-
-
-def release_interrupts() -> None:
-    """Leave what ``hold_interrupts`` entered."""
-    global _holds
-    _holds -= 1
-
-
-def interrupts_are_held() -> bool:
-    return _holds > 0
 
 
 def quiet_lost_interrupts() -> None:

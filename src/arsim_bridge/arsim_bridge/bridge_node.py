@@ -34,7 +34,8 @@ from arsim_bridge.fanout import car_frame, car_topic, encode_car_frame
 from arsim_bridge.fs_outputs import FsOutputs
 from arsim_bridge.ledger import CountingNode
 from arsim_bridge.race_status import race_status
-from arsim_core import endpoints, protocol
+from arsim_bridge.sim_events import sim_event
+from arsim_core import endpoints
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
     CarState,
@@ -45,13 +46,11 @@ from arsim_core.engine import (
     ProtocolRenderer,
     TrackWorld,
 )
-from arsim_core.engine import referee as verdicts
-from arsim_core.engine.cones import CONE_DOWN
 from arsim_core.engine.lockstep import PING_PERIOD_S
-from arsim_core.engine.missions import MISSION, OFF_COURSE
 from arsim_core.engine.pacing import Pacing
 from arsim_core.errors import ArsimError
-from arsim_core.messages import UpdateReply
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import UpdateReply
 from arsim_core.recording.ledger import BRIDGE, STATUS_TOPIC
 from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
@@ -68,10 +67,6 @@ from arsim_msgs.srv import ResetCars
 if TYPE_CHECKING:
     from arsim_core.view.web_server import WebView
 
-EVENT_KINDS = {verdicts.COLLISION: SimEvent.COLLISION, verdicts.RESET: SimEvent.RESET,
-               verdicts.MODEL_ERROR: SimEvent.MODEL_ERROR,
-               verdicts.INVALID_STATE: SimEvent.INVALID_STATE, CONE_DOWN: SimEvent.CONE_DOWN,
-               OFF_COURSE: SimEvent.OFF_COURSE, MISSION: SimEvent.MISSION}
 RACE_PERIOD_S = 0.1  # /arsim/race at 10 Hz of sim time
 FINAL_ACK_S = 1.0  # how long the final results may take to reach their subscribers
 
@@ -191,11 +186,7 @@ class Bridge(CountingNode):
     def publish(self, judgement: Judgement, time_ns: int) -> None:
         world_frame = self.scenario.topic_map.world_frame
         for event in judgement.events:
-            msg = SimEvent(car_id=event.car, kind=EVENT_KINDS[event.kind], other=event.other,
-                           detail=event.detail)
-            msg.header.stamp = to_time(time_ns)
-            msg.header.frame_id = world_frame
-            self.event_pub.publish(msg)
+            self.event_pub.publish(sim_event(event, time_ns, world_frame))
         for placement in judgement.placements:
             reset = CarReset(car_id=placement.car, pose=pose_2d(*placement.pose),
                              speed=float(placement.speed))
@@ -237,7 +228,7 @@ class Bridge(CountingNode):
         return self.subscribed
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message, computed: UpdateReply) -> None:
+                reply: framing.Message, computed: UpdateReply) -> None:
         sensors = UpdateReply.from_wire(reply).by_car()
         computed_by_car = computed.by_car()
         self._drain_subscriptions()

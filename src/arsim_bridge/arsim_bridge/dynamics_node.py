@@ -25,7 +25,10 @@ from arsim_bridge.common import (
     to_time,
 )
 from arsim_bridge.ledger import CountingNode
-from arsim_core.dynamics import ModelDivergedError, Vehicle, drive_command_problem
+from arsim_bridge.sim_events import sim_event
+from arsim_core.dynamics import Vehicle, drive_command_problem
+from arsim_core.engine import car_steps
+from arsim_core.engine.referee import MODEL_ERROR, Event
 from arsim_core.race import start_poses
 from arsim_core.recording.ledger import dynamics_publisher
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
@@ -85,19 +88,14 @@ class DynamicsNode(CountingNode):
         frame whose state shows their outcome."""
         if self.pending_reset is not None:
             x, y, yaw, speed = self.pending_reset
-            self.vehicle.reset(x, y, yaw, speed)
-            self._event(SimEvent.RESET, f'reset to x={x:.3f} y={y:.3f} yaw={yaw:.3f} '
-                                        f'speed={speed:.2f}', now)
+            self._event(car_steps.place(self.vehicle, self.car.name, (x, y, yaw), speed), now)
             self.pending_reset = None
             return
-        try:
-            self.vehicle.advance(dt)
-        except ModelDivergedError as exc:
-            self.get_logger().error(f'{self.car.name}: {exc}; resetting the car')
-            self._event(SimEvent.MODEL_ERROR, str(exc), now)
-            assert self.start_pose is not None  # placed: on_clock steps only then
-            self.vehicle.reset(*self.start_pose)
-            self._event(SimEvent.RESET, 'back to the start pose after a model error', now)
+        assert self.start_pose is not None  # placed: on_clock steps only then
+        for event in car_steps.advance(self.vehicle, self.car.name, dt, self.start_pose):
+            if event.kind == MODEL_ERROR:
+                self.get_logger().error(f'{self.car.name}: {event.detail}; resetting the car')
+            self._event(event, now)
 
     def on_drive(self, msg: AckermannDriveStamped) -> None:
         d = msg.drive
@@ -145,11 +143,8 @@ class DynamicsNode(CountingNode):
             return
         self.pending_reset = target
 
-    def _event(self, kind: int, detail: str, stamp_ns: int) -> None:
-        event = SimEvent(car_id=self.car.name, kind=kind, detail=detail)
-        event.header.stamp = to_time(stamp_ns)
-        event.header.frame_id = self.world_frame
-        self.event_pub.publish(event)
+    def _event(self, event: Event, stamp_ns: int) -> None:
+        self.event_pub.publish(sim_event(event, stamp_ns, self.world_frame))
 
     def _publish_state(self, now: int) -> None:
         v = self.vehicle

@@ -237,7 +237,8 @@ def test_a_diverged_model_is_reported_and_the_car_sent_to_its_start(make_scenari
     opp = engine.states['opp']  # on the grid behind ego's start pose, at rest
     nan_state(engine, 'ego')
     frame = engine.advance()  # no exception
-    assert [(e.car, e.kind) for e in frame.judgement.events] == [('ego', MODEL_ERROR)]
+    assert [(e.car, e.kind) for e in frame.judgement.events] == [('ego', MODEL_ERROR),
+                                                                 ('ego', RESET)]
     assert frame.states['ego'].pose == pytest.approx(engine.start_poses['ego'], abs=1e-12)
     assert frame.states['ego'].vx == 0.0
     assert frame.states['opp'] == opp  # the other car is not touched
@@ -259,7 +260,7 @@ def test_a_model_error_past_half_a_lap_credits_no_lap(make_scenario, engine_on, 
         assert frame.time_ns < 10e9 and not frame.judgement.events
     nan_state(engine, 'ego')
     frame = engine.advance()
-    assert [e.kind for e in frame.judgement.events] == [MODEL_ERROR]
+    assert [e.kind for e in frame.judgement.events] == [MODEL_ERROR, RESET]
     status = engine.metrics.status('ego')
     assert status.laps == 0 and status.lap_times == ()
     assert abs(status.progress) < 1.0  # back on the grid

@@ -23,16 +23,15 @@ from typing import NamedTuple
 import numpy as np
 
 from arsim_core.config.scenario import Scenario
-from arsim_core.dynamics import ModelDivergedError, Vehicle, VehicleConfig, drive_command_problem
+from arsim_core.dynamics import Vehicle, VehicleConfig, drive_command_problem
 from arsim_core.dynamics.fleet import Fleet
+from arsim_core.engine import car_steps
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MissionControl
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
     INVALID_STATE,
-    MODEL_ERROR,
     NO_JUDGEMENT,
-    RESET,
     Event,
     Judgement,
     Placement,
@@ -355,22 +354,23 @@ class Engine:
         events: list[Event] = []
         pending, self.pending = self.pending, {}
         for name, placement in pending.items():
-            self.vehicles[name].reset(*placement.pose, placement.speed)
-            events.append(Event(name, RESET, f'{name} placed at x={placement.pose[0]:.3f} '
-                                             f'y={placement.pose[1]:.3f}'))
-        diverged: dict[str, ModelDivergedError] = {}
+            events.append(car_steps.place(self.vehicles[name], name, placement.pose,
+                                          placement.speed))
+        start_pose = self.referee.start_pose
+        diverged: list[str] = []
         for fleet in self.fleets:
-            diverged.update(fleet.advance(dt, pending))
+            for name, error in fleet.advance(dt, pending).items():
+                events.extend(car_steps.recover(self.vehicles[name], name, error,
+                                                start_pose[name]))
+                diverged.append(name)
         for name in self._solo:
             if name not in pending:
-                try:
-                    self.vehicles[name].advance(dt)
-                except ModelDivergedError as exc:
-                    diverged[name] = exc
-        for name, error in diverged.items():
-            events.append(Event(name, MODEL_ERROR, str(error)))
-            start = self.referee.start_pose[name]
-            self.vehicles[name].reset(*start)
+                happened = car_steps.advance(self.vehicles[name], name, dt, start_pose[name])
+                events.extend(happened)
+                if happened:
+                    diverged.append(name)
+        for name in diverged:
+            start = start_pose[name]
             self.referee.forget(name)
             if self.metrics is not None:
                 self.metrics.place(name, start)

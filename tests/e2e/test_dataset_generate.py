@@ -86,6 +86,11 @@ def check_bag(bag: Path) -> dict[str, int]:
             detections = reader.deserialize(raw, connection.msgtype).detections
             classes |= {d.results[0].hypothesis.class_id for d in detections}
         assert {'blue_cone', 'yellow_cone', 'car'} <= classes
+        states = [c for c in reader.connections if c.msgtype == 'arsim_msgs/msg/CarState']
+        assert {c.topic for c in states} >= {'/arsim/ego/state', '/arsim/car2/state'}
+        for connection, _, raw in reader.messages(states):  # as a dynamics node says it
+            state = reader.deserialize(raw, connection.msgtype)
+            assert state.model and len(state.model_state) >= 5, connection.topic
     with open(next(bag.glob('*.mcap')), 'rb') as stream:  # MCAP's own reader, too
         decoded = sum(1 for _ in make_reader(stream, decoder_factories=[DecoderFactory()])
                       .iter_decoded_messages(topics=['/camera/detections']))

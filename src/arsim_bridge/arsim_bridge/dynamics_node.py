@@ -14,15 +14,14 @@ from geometry_msgs.msg import Pose, PoseStamped, PoseWithCovarianceStamped
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos
+from arsim_bridge.car_state_msg import car_state_message
 from arsim_bridge.common import (
     declare_car,
     declare_scenario,
     finite,
     planar,
-    pose_2d,
     run_node,
     to_ns,
-    to_time,
 )
 from arsim_bridge.ledger import CountingNode
 from arsim_bridge.sim_events import sim_event
@@ -147,15 +146,8 @@ class DynamicsNode(CountingNode):
         self.event_pub.publish(sim_event(event, stamp_ns, self.world_frame))
 
     def _publish_state(self, now: int) -> None:
-        v = self.vehicle
-        msg = CarState(car_id=self.car.name, model=v.model_name, steering_angle=v.steering_angle)
-        msg.header.stamp = to_time(now)
-        msg.header.frame_id = self.world_frame
-        msg.pose = pose_2d(*v.pose)
-        msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = v.body_velocity
-        msg.accel.linear.x, msg.accel.linear.y = v.body_acceleration
-        msg.model_state = [float(s) for s in v.state]
-        self.state_pub.publish(msg)
+        self.state_pub.publish(car_state_message(self.car.name, self.vehicle, now,
+                                                 self.world_frame))
 
 
 def main() -> int:

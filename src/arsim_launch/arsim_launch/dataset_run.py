@@ -28,27 +28,27 @@ from rosgraph_msgs.msg import Clock
 from arsim_bridge import qos
 from arsim_bridge.bag_node import BagNode, BagRecording
 from arsim_bridge.car_outputs import CarOutputs
-from arsim_bridge.common import pose_2d, to_time
+from arsim_bridge.car_state_msg import car_state_message
+from arsim_bridge.common import to_time
 from arsim_bridge.fanout import car_frame
 from arsim_bridge.msg_definitions import message_text
 from arsim_bridge.race_status import race_status
 from arsim_bridge.track_node import TrackOutputs
-from arsim_core import protocol
 from arsim_core.config.scenario import Scenario, load_scenario
 from arsim_core.config.sensors import Lidar2DSpec
-from arsim_core.engine import CarState, Engine, Frame, InProcessRenderer, TrackWorld
+from arsim_core.engine import Engine, Frame, InProcessRenderer, TrackWorld
 from arsim_core.engine.randomization import Draw, Randomization
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.log_limit import LogLimit
-from arsim_core.messages import InitialSettings, TrackRequest, UpdateReply
 from arsim_core.policies import FollowTheGap, autopilot
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import InitialSettings, TrackRequest, UpdateReply
 from arsim_core.recording.bag import BagSummary, BagWriter
 from arsim_core.track import Track
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.nodes import validate
 from arsim_launch.resources import resources_dir
-from arsim_msgs.msg import CarState as CarStateMsg
 from arsim_msgs.msg import RaceStatus
 
 DRIVERS = ('follow_the_gap', 'none')
@@ -81,7 +81,7 @@ class KeptReplyRenderer:
     def __init__(self) -> None:
         self.inner = InProcessRenderer()
         self.backend = self.inner.backend  # the randomisation sets sensor noise on it
-        self.reply: protocol.Message | None = None
+        self.reply: framing.Message | None = None
 
     def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
         return self.inner.start(settings, timeout_s)
@@ -93,7 +93,7 @@ class KeptReplyRenderer:
              due: Sequence[SensorKey]) -> None:
         self.inner.send(step, time_ns, poses, due)
 
-    def receive(self) -> protocol.Message:
+    def receive(self) -> framing.Message:
         self.reply = self.inner.receive()
         return self.reply
 
@@ -173,17 +173,6 @@ def _drivers(scenario: Scenario, driver: str) -> dict[str, tuple[Lidar2DSpec, Fo
     return {car.name: autopilot(car) for car in scenario.cars}
 
 
-def state_message(car: str, state: CarState, time_ns: int, world_frame: str) -> CarStateMsg:
-    """A car's pose and velocity as its dynamics node would say it."""
-    msg = CarStateMsg(car_id=car, steering_angle=float(state.steering_angle))
-    msg.header.stamp = to_time(time_ns)
-    msg.header.frame_id = world_frame
-    msg.pose = pose_2d(state.x, state.y, state.yaw)
-    msg.twist.linear.x, msg.twist.linear.y = float(state.vx), float(state.vy)
-    msg.twist.angular.z = float(state.yaw_rate)
-    return msg
-
-
 class _Writer:
     """Frames into the bag, through the ROS nodes' publishing code."""
 
@@ -218,8 +207,8 @@ class _Writer:
         self.clock.publish(Clock(clock=to_time(frame.time_ns)))
         for car, topic in self.state_topics.items():
             if topic in self.recording.subscribers:
-                self.recording.deliver(topic, state_message(car, frame.states[car],
-                                                            frame.time_ns, self.world_frame))
+                self.recording.deliver(topic, car_state_message(
+                    car, self.engine.vehicles[car], frame.time_ns, self.world_frame))
         sensors = self.renderer.take()
         computed = self._computed(frame)
         for name, outputs in self.cars.items():

@@ -15,7 +15,7 @@ sys.path.insert(0, str(TESTS))
 
 from simharness import Simulation, free_port, installed_resources, stop_drivers  # noqa: E402
 
-from arsim_core.backend.client import BackendClient  # noqa: E402
+from arsim_core.protocol.client import BackendClient  # noqa: E402
 
 REPO = TESTS.parent
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

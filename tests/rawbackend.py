@@ -1,6 +1,6 @@
 """The embedded backend as its own process, spoken to over a raw REQ socket.
 
-``BackendClient`` only sends what ``protocol.encode`` makes; these tests send any bytes at all,
+``BackendClient`` only sends what ``framing.encode`` makes; these tests send any bytes at all,
 so they talk to the socket directly and check after each message that the process answered and
 is still running.
 """
@@ -19,7 +19,7 @@ import numpy as np
 import zmq
 from simharness import die_with_parent, free_port
 
-from arsim_core import protocol
+from arsim_core.protocol import framing
 
 
 def box_room(half: float = 5.0, height: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +48,7 @@ UPDATE = {'cars': [{'id': 'ego', 'pose': [1.0, -2.0, 0, 0, 0, 0.3]},
 def frames_of(topic: str, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None,
               step: int = 0, time_ns: int = 0) -> list[bytes]:
     """A valid message as plain bytes, ready to be changed by a test."""
-    return [bytes(f) for f in protocol.encode(topic, step, time_ns, header, arrays)]
+    return [bytes(f) for f in framing.encode(topic, step, time_ns, header, arrays)]
 
 
 def track_arrays() -> dict[str, np.ndarray]:
@@ -63,7 +63,7 @@ def raw_header(topic: str, text: str | bytes, *frames: bytes) -> list[bytes]:
 
 
 def header_text(**keys: Any) -> str:
-    return json.dumps({'protocol': protocol.PROTOCOL_VERSION, 'step': 0, 'time_ns': 0,
+    return json.dumps({'protocol': framing.PROTOCOL_VERSION, 'step': 0, 'time_ns': 0,
                        'frames': [], **keys})
 
 
@@ -106,16 +106,16 @@ class RawBackend:
             return None
         return self.socket.recv_multipart()
 
-    def ask(self, frames: Sequence[bytes]) -> protocol.Message:
+    def ask(self, frames: Sequence[bytes]) -> framing.Message:
         """Send ``frames``; the reply, decoded. Fails if none came or the process is gone."""
         reply = self.exchange(frames)
         assert reply is not None, f'no reply; backend {"alive" if self.alive else "dead"}'
-        return protocol.decode(reply)
+        return framing.decode(reply)
 
     def refused(self, frames: Sequence[bytes]) -> str:
         """The error text of the Error reply to ``frames``; the backend must still run."""
         reply = self.ask(frames)
-        assert reply.topic == protocol.ERROR, f'expected an Error reply, got {reply.topic}'
+        assert reply.topic == framing.ERROR, f'expected an Error reply, got {reply.topic}'
         assert self.alive
         return str(reply.header['error'])
 
@@ -129,14 +129,14 @@ class RawBackend:
 
     def check_session(self, step: int = 1) -> None:
         """A whole valid session: configure, load a track, render; the backend must serve it."""
-        ready = self.ask(frames_of(protocol.INITIAL_SETTINGS, SETTINGS, track_arrays()))
-        assert ready.topic == protocol.READY, ready.header
+        ready = self.ask(frames_of(framing.INITIAL_SETTINGS, SETTINGS, track_arrays()))
+        assert ready.topic == framing.READY, ready.header
         assert ready.header['sensors'] == [{'car': 'ego', 'sensor': 'scan', 'type': 'lidar2d'}]
-        track = self.ask(frames_of(protocol.TRACK, {'track': {'name': 'box2'}}, track_arrays()))
-        assert track.topic == protocol.READY and track.header['track'] == 'box2', track.header
-        reply = self.ask(frames_of(protocol.UPDATE, UPDATE, step=step,
+        track = self.ask(frames_of(framing.TRACK, {'track': {'name': 'box2'}}, track_arrays()))
+        assert track.topic == framing.READY and track.header['track'] == 'box2', track.header
+        reply = self.ask(frames_of(framing.UPDATE, UPDATE, step=step,
                                    time_ns=step * 25_000_000))
-        assert reply.topic == protocol.UPDATE, reply.header
+        assert reply.topic == framing.UPDATE, reply.header
         assert (reply.step, reply.time_ns) == (step, step * 25_000_000)
         ranges = reply.arrays['ego/scan']
         assert ranges.shape == (90,) and np.isfinite(ranges).sum() > 80

@@ -11,9 +11,10 @@ A test takes ``backend`` (run once per backend, ids ``embedded`` and ``csharp-ho
 ``mono`` or a failed ``bash unity/build.sh host`` fails the test with the reason: it is never
 skipped.
 
-Requests are built from arsim_core's typed bodies (``arsim_core.messages``) and sent through
-the bridge's own client (``BackendClient``), which also checks that a reply echoes the request's
-step and time; malformed requests go as raw frames over a second REQ socket.
+Requests are built from arsim_core's typed bodies (``arsim_core.protocol.messages``) and sent
+through the bridge's own client (``protocol.client.BackendClient``), which also checks that a
+reply echoes the request's step and time; malformed requests go as raw frames over a second
+REQ socket.
 
 The world: a square room of walls with an opening, on a floor, and two cars, where
 ``Room.cast`` computes every LiDAR range in closed form (rays against the walls' and the
@@ -36,10 +37,11 @@ import numpy as np
 import pytest
 from rawbackend import RawBackend
 
-from arsim_core import labels, messages, protocol
-from arsim_core.backend.client import BackendClient
+from arsim_core import labels
 from arsim_core.errors import BackendUnavailableError
 from arsim_core.geometry import Footprint
+from arsim_core.protocol import framing, messages
+from arsim_core.protocol.client import BackendClient
 
 EMBEDDED, CSHARP_HOST = 'embedded', 'csharp-host'
 BACKEND_PARAMS = [pytest.param(EMBEDDED, id=EMBEDDED),
@@ -253,7 +255,7 @@ class Backend:
         process.reconnect()  # whatever an earlier test left unanswered
         self.client = BackendClient(process.address, REPLY_TIMEOUT_S)
 
-    def request(self, body: messages.Body, step: int = 0, time_ns: int = 0) -> protocol.Message:
+    def request(self, body: messages.Body, step: int = 0, time_ns: int = 0) -> framing.Message:
         """The reply to ``body``; an Error reply, a reply that does not echo step and time, or
         none in time fail the test."""
         try:
@@ -264,7 +266,7 @@ class Backend:
 
     def configure(self, sensors: Sequence[Mapping[str, Any]], **keys: Any) -> messages.Ready:
         reply = self.request(settings(sensors, **keys))
-        assert reply.topic == protocol.READY, reply.header
+        assert reply.topic == framing.READY, reply.header
         return messages.Ready.from_wire(reply)
 
     def update(self, step: int, render: Sequence[str],
@@ -273,15 +275,15 @@ class Backend:
         """Step ``step`` at ``time_ns`` (default ``step * FRAME_NS``); its frames."""
         reply = self.request(update(render, poses), step,
                              step * FRAME_NS if time_ns is None else time_ns)
-        assert reply.topic == protocol.UPDATE, reply.header
+        assert reply.topic == framing.UPDATE, reply.header
         return messages.UpdateReply.from_wire(reply)
 
-    def refused(self, frames: Sequence[bytes]) -> protocol.Message:
+    def refused(self, frames: Sequence[bytes]) -> framing.Message:
         """The Error reply to ``frames``, after which the process must still run."""
         answer = self.process.exchange(frames)
         assert answer is not None, f'no reply to a malformed request\n{self.describe()}'
-        reply = protocol.decode(answer)
-        assert reply.topic == protocol.ERROR, f'expected Error, got {reply.topic}: {reply.header}'
+        reply = framing.decode(answer)
+        assert reply.topic == framing.ERROR, f'expected Error, got {reply.topic}: {reply.header}'
         assert isinstance(reply.header.get('error'), str) and reply.header['error']
         assert self.process.alive, f'the backend stopped\n{self.describe()}'
         return reply

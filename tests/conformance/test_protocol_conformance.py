@@ -37,7 +37,8 @@ from conftest import (
     update,
 )
 
-from arsim_core import labels, messages, protocol
+from arsim_core import labels
+from arsim_core.protocol import framing, messages
 
 MM = 1e-3  # hand-computed ranges agree within a millimetre
 CM = 1e-2  # camera depth, and the two backends with each other, within a centimetre
@@ -92,7 +93,7 @@ def test_a_track_request_switches_the_track(backend: Backend) -> None:
     room = backend.update(1, ['scan']).arrays['ego/scan']
     assert_ranges(room, expected_ranges(scan())[0], MM, 'scan in the first room')
     reply = backend.request(BIG_ROOM.track(), 2, 2 * FRAME_NS)
-    assert reply.topic == protocol.READY, reply.header
+    assert reply.topic == framing.READY, reply.header
     ready = messages.Ready.from_wire(reply)
     assert ready.track == 'big room'
     assert ready.sensors == listed, 'the same sensors render on the new track'
@@ -112,7 +113,7 @@ def test_an_update_echoes_step_and_time_near_two_to_the_62(backend: Backend) -> 
              (1_000_000_007, start + 7 * FRAME_NS + 1), ((1 << 62) + 5, (1 << 62) + 5 * 10**9)]
     for step, time_ns in steps:
         reply = backend.request(update(['scan', 'cloud']), step, time_ns)
-        assert (reply.topic, reply.step, reply.time_ns) == (protocol.UPDATE, step, time_ns)
+        assert (reply.topic, reply.step, reply.time_ns) == (framing.UPDATE, step, time_ns)
         meta = messages.UpdateReply.from_wire(reply).meta
         assert meta['ego/scan'].stamp_ns == time_ns
         assert meta['ego/cloud'].stamp_ns == (time_ns // CLOUD_PERIOD_NS - 1) * CLOUD_PERIOD_NS
@@ -284,7 +285,7 @@ def test_another_protocol_version_is_refused_naming_both(backend: Backend, versi
     reply = backend.refused(with_header(frames, lambda h: h.update(protocol=version)))
     assert (f'peer speaks arsim protocol version {version}, this side speaks version 1'
             in reply.header['error'])
-    assert reply.header['protocol'] == protocol.PROTOCOL_VERSION
+    assert reply.header['protocol'] == framing.PROTOCOL_VERSION
     serves_on(backend)
 
 

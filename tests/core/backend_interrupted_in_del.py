@@ -7,8 +7,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from arsim_core import protocol
 from arsim_core.backend import server
+from arsim_core.protocol import framing
 
 
 class _SignalledWhileCollected:
@@ -17,7 +17,7 @@ class _SignalledWhileCollected:
 
 
 class BackendInterruptedInDel(server.EmbeddedBackend):
-    def handle(self, message: protocol.Message) -> server.Frames:
+    def handle(self, message: framing.Message) -> server.Frames:
         _SignalledWhileCollected()  # collected at once
         return super().handle(message)
 

@@ -15,28 +15,28 @@ import zmq
 from rawbackend import box_room
 from simharness import free_port
 
-from arsim_core import protocol
-from arsim_core.backend.client import BackendClient
 from arsim_core.errors import BackendUnavailableError, ProtocolError
+from arsim_core.protocol import framing
+from arsim_core.protocol.client import BackendClient
 
 LIDAR = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0, 'mount': [0.5, 0, 0.2, 0, 0, 0],
          'beams': 360, 'angle_min': -math.pi, 'angle_increment': 2 * math.pi / 360,
          'range_min': 0.1, 'range_max': 30.0, 'noise_std': 0.0}
 
 
-def initial_settings(client: BackendClient) -> protocol.Message:
+def initial_settings(client: BackendClient) -> framing.Message:
     vertices, triangles = box_room()
-    return client.request(protocol.INITIAL_SETTINGS, 0, 0,
+    return client.request(framing.INITIAL_SETTINGS, 0, 0,
                           {'cars': [{'id': 'ego', 'sensors': [LIDAR]}], 'track': {'name': 'box'}},
                           {'track_vertices': vertices, 'track_triangles': triangles})
 
 
 def test_lidar_ranges_match_analytic_distances(backend: BackendClient) -> None:
     ready = initial_settings(backend)
-    assert ready.topic == protocol.READY
+    assert ready.topic == framing.READY
     assert ready.header['sensors'] == [{'car': 'ego', 'sensor': 'scan', 'type': 'lidar2d'}]
     x, y, yaw = 1.0, -2.0, 0.3
-    reply = backend.request(protocol.UPDATE, 1, 25_000_000,
+    reply = backend.request(framing.UPDATE, 1, 25_000_000,
                             {'cars': [{'id': 'ego', 'pose': [x, y, 0, 0, 0, yaw]}],
                              'render': [{'car': 'ego', 'sensor': 'scan'}]})
     assert (reply.step, reply.time_ns) == (1, 25_000_000)
@@ -54,7 +54,7 @@ def test_lidar_ranges_match_analytic_distances(backend: BackendClient) -> None:
 
 def test_out_of_range_returns_follow_rep117(backend: BackendClient) -> None:
     initial_settings(backend)
-    reply = backend.request(protocol.UPDATE, 1, 0, {
+    reply = backend.request(framing.UPDATE, 1, 0, {
         'cars': [{'id': 'ego', 'pose': [100.0, 0, 0, 0, 0, 0]}],
         'render': [{'car': 'ego', 'sensor': 'scan'}]})
     ranges = reply.arrays['ego/scan']
@@ -63,20 +63,20 @@ def test_out_of_range_returns_follow_rep117(backend: BackendClient) -> None:
 
 def test_bad_requests_get_an_error_reply_and_the_backend_lives_on(backend) -> None:
     with pytest.raises(ProtocolError, match='Update before InitialSettings'):
-        backend.request(protocol.UPDATE, 1, 0, {'cars': [], 'render': []})
+        backend.request(framing.UPDATE, 1, 0, {'cars': [], 'render': []})
     initial_settings(backend)
     with pytest.raises(ProtocolError, match='unknown car/sensor'):
-        backend.request(protocol.UPDATE, 2, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
+        backend.request(framing.UPDATE, 2, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
                                                 'render': [{'car': 'nobody', 'sensor': 'x'}]})
     with pytest.raises(ProtocolError, match="'pose' must be 6 numbers"):
-        backend.request(protocol.UPDATE, 3, 0, {'cars': [{'id': 'ego', 'pose': ['x'] * 6}],
+        backend.request(framing.UPDATE, 3, 0, {'cars': [{'id': 'ego', 'pose': ['x'] * 6}],
                                                 'render': []})
     with pytest.raises(ProtocolError, match='finite numbers only'):  # refused before sending
-        backend.request(protocol.UPDATE, 3, 0, {'cars': [{'id': 'ego', 'pose': [float('nan')]
+        backend.request(framing.UPDATE, 3, 0, {'cars': [{'id': 'ego', 'pose': [float('nan')]
                                                           * 6}], 'render': []})
-    reply = backend.request(protocol.UPDATE, 4, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
+    reply = backend.request(framing.UPDATE, 4, 0, {'cars': [{'id': 'ego', 'pose': [0] * 6}],
                                                     'render': []})
-    assert reply.topic == protocol.UPDATE
+    assert reply.topic == framing.UPDATE
 
 
 def test_a_peer_of_another_version_is_refused(backend: BackendClient) -> None:
@@ -84,9 +84,9 @@ def test_a_peer_of_another_version_is_refused(backend: BackendClient) -> None:
     socket.connect(backend.address)
     socket.send_multipart([b'Update', b'{"protocol": 2, "step": 1, "time_ns": 0}'])
     assert socket.poll(5000)
-    reply = protocol.decode(socket.recv_multipart())
+    reply = framing.decode(socket.recv_multipart())
     socket.close(linger=0)
-    assert reply.topic == protocol.ERROR
+    assert reply.topic == framing.ERROR
     assert 'version 2' in reply.header['error']
 
 
@@ -94,7 +94,7 @@ def test_a_silent_backend_is_reported_with_its_address() -> None:
     address = f'tcp://127.0.0.1:{free_port()}'
     client = BackendClient(address, timeout_s=0.3)
     with pytest.raises(BackendUnavailableError, match=address):
-        client.request(protocol.UPDATE, 1, 0)
+        client.request(framing.UPDATE, 1, 0)
     client.close()
 
 
@@ -106,7 +106,7 @@ def _wait_until_interrupted(client: BackendClient, interrupt: Callable[[], None]
         started = time.monotonic()
         other.start()
         with pytest.raises(KeyboardInterrupt):
-            client.request(protocol.UPDATE, 1, 0)
+            client.request(framing.UPDATE, 1, 0)
         return time.monotonic() - started
     finally:
         other.cancel()
@@ -147,10 +147,10 @@ def test_a_request_sent_ahead_is_answered_once_and_in_order(backend: BackendClie
         backend.receive()
     update = {'cars': [{'id': 'ego', 'pose': [0, 0, 0, 0, 0, 0]}],
               'render': [{'car': 'ego', 'sensor': 'scan'}]}
-    backend.send(protocol.UPDATE, 1, 25_000_000, update)
+    backend.send(framing.UPDATE, 1, 25_000_000, update)
     with pytest.raises(ProtocolError, match='awaits its reply'):
-        backend.send(protocol.UPDATE, 2, 50_000_000, update)
+        backend.send(framing.UPDATE, 2, 50_000_000, update)
     reply = backend.receive()
     assert (reply.step, reply.time_ns) == (1, 25_000_000)
     assert reply.arrays['ego/scan'].shape == (360,)
-    assert backend.request(protocol.UPDATE, 2, 50_000_000, update).step == 2
+    assert backend.request(framing.UPDATE, 2, 50_000_000, update).step == 2

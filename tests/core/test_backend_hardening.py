@@ -25,8 +25,8 @@ from rawbackend import (
 )
 from simharness import free_port
 
-from arsim_core import protocol
 from arsim_core.backend import server
+from arsim_core.protocol import framing
 
 
 @pytest.fixture(scope='module')
@@ -48,7 +48,7 @@ def lidar_with(**changes) -> dict:
 
 
 def track_frames(header: dict, **arrays: np.ndarray) -> list[bytes]:
-    return frames_of(protocol.TRACK, header, {**track_arrays(), **arrays})
+    return frames_of(framing.TRACK, header, {**track_arrays(), **arrays})
 
 
 def test_a_valid_session_is_served(raw: RawBackend) -> None:
@@ -99,7 +99,7 @@ def with_raw_value(frames: list[bytes], key: str, text: str) -> list[bytes]:
 def test_frame_period_that_is_no_integer(raw: RawBackend, value: str) -> None:
     """Infinity used to reach int() (OverflowError); 5000 digits exceed what Python's int()
     takes from text (ValueError inside json)."""
-    frames = frames_of(protocol.INITIAL_SETTINGS, settings_with(frame_period_ns='@'),
+    frames = frames_of(framing.INITIAL_SETTINGS, settings_with(frame_period_ns='@'),
                        track_arrays())
     error = raw.refused(with_raw_value(frames, 'frame_period_ns', value))
     assert 'frame_period_ns' in error or 'JSON' in error
@@ -109,7 +109,7 @@ def test_frame_period_that_is_no_integer(raw: RawBackend, value: str) -> None:
 @pytest.mark.parametrize('track', ['box', 7, ['box'], None, {'name': 7}])
 def test_track_that_is_no_object(raw: RawBackend, track: object) -> None:
     assert '"track"' in raw.refused(track_frames({'track': track}))
-    assert '"track"' in raw.refused(frames_of(protocol.INITIAL_SETTINGS,
+    assert '"track"' in raw.refused(frames_of(framing.INITIAL_SETTINGS,
                                               settings_with(track=track), track_arrays()))
     raw.check_session()
 
@@ -163,7 +163,7 @@ def test_track_frames_of_the_wrong_kind(raw: RawBackend, arrays: dict, message: 
     ({'type': 'sonar'}, 'not supported'),
 ])
 def test_sensor_descriptions_out_of_range(raw: RawBackend, changes: dict, message: str) -> None:
-    error = raw.refused(frames_of(protocol.INITIAL_SETTINGS, lidar_with(**changes),
+    error = raw.refused(frames_of(framing.INITIAL_SETTINGS, lidar_with(**changes),
                                   track_arrays()))
     assert message in error
     raw.check_session()
@@ -186,7 +186,7 @@ def test_cameras_and_3d_lidars_out_of_range(raw: RawBackend, spec: dict, message
                'range_min': 0.1, 'range_max': 50.0}
     base = camera if spec['type'] == 'camera' else lidar3d
     header = settings_with(cars=[{'id': 'ego', 'sensors': [{**base, **spec}]}])
-    assert message in raw.refused(frames_of(protocol.INITIAL_SETTINGS, header, track_arrays()))
+    assert message in raw.refused(frames_of(framing.INITIAL_SETTINGS, header, track_arrays()))
     raw.check_session()
 
 
@@ -199,7 +199,7 @@ def test_cameras_and_3d_lidars_out_of_range(raw: RawBackend, spec: dict, message
 ])
 def test_updates_of_the_wrong_shape(raw: RawBackend, header: dict, message: str) -> None:
     raw.check_session()
-    assert message in raw.refused(frames_of(protocol.UPDATE, header, step=2))
+    assert message in raw.refused(frames_of(framing.UPDATE, header, step=2))
     raw.check_session()
 
 
@@ -210,14 +210,14 @@ def test_a_car_left_out_of_an_earlier_update(raw: RawBackend) -> None:
                'channels': 2, 'columns': 32, 'azimuth_start': 0.0, 'azimuth_increment': -0.2,
                'elevations': [0.0, -0.1], 'range_min': 0.1, 'range_max': 50.0}
     header = settings_with(cars=[{'id': 'ego', 'sensors': [lidar3d]}, {'id': 'opp'}])
-    assert raw.ask(frames_of(protocol.INITIAL_SETTINGS, header, track_arrays())).topic == 'Ready'
+    assert raw.ask(frames_of(framing.INITIAL_SETTINGS, header, track_arrays())).topic == 'Ready'
     opp = {'id': 'opp', 'pose': [2.0, 0, 0, 0, 0, 0]}
     ego = {'id': 'ego', 'pose': [0.0, 0, 0, 0, 0, 0]}
     for step, cars in ((1, [ego, opp]), (2, [opp]), (3, [ego, opp])):
         render = [{'car': 'ego', 'sensor': 'l3'}] if step == 3 else []
-        reply = raw.ask(frames_of(protocol.UPDATE, {'cars': cars, 'render': render}, step=step,
+        reply = raw.ask(frames_of(framing.UPDATE, {'cars': cars, 'render': render}, step=step,
                                   time_ns=step * 25_000_000))
-        assert reply.topic == protocol.UPDATE, reply.header
+        assert reply.topic == framing.UPDATE, reply.header
     assert reply.arrays['ego/l3'].shape == (2, 32)
     raw.check_session()
 
@@ -263,7 +263,7 @@ def test_requests_over_the_size_limit(raw: RawBackend) -> None:
 class _Failing(server.EmbeddedBackend):
     """A backend with a bug: any Update fails with an exception no check foresaw."""
 
-    def _update(self, message: protocol.Message) -> list:
+    def _update(self, message: framing.Message) -> list:
         raise RuntimeError('a bug in a sensor')
 
 
@@ -290,14 +290,14 @@ def test_an_unexpected_exception_becomes_an_error_reply(caplog: pytest.LogCaptur
                                                         ) -> None:
     with _failing_backend() as (socket, serving):
         for step in (1, 2):
-            socket.send_multipart(frames_of(protocol.UPDATE, UPDATE, step=step))
+            socket.send_multipart(frames_of(framing.UPDATE, UPDATE, step=step))
             assert socket.poll(10_000)
-            reply = protocol.decode(socket.recv_multipart())
-            assert reply.topic == protocol.ERROR and reply.step == step
+            reply = framing.decode(socket.recv_multipart())
+            assert reply.topic == framing.ERROR and reply.step == step
             assert 'RuntimeError: a bug in a sensor' in reply.header['error']
-        socket.send_multipart(frames_of(protocol.INITIAL_SETTINGS, SETTINGS, track_arrays()))
+        socket.send_multipart(frames_of(framing.INITIAL_SETTINGS, SETTINGS, track_arrays()))
         assert socket.poll(30_000)
-        assert protocol.decode(socket.recv_multipart()).topic == protocol.READY
+        assert framing.decode(socket.recv_multipart()).topic == framing.READY
         assert serving.is_alive()
     assert 'Traceback' in caplog.text and 'a bug in a sensor' in caplog.text
 
@@ -342,8 +342,8 @@ def test_tracebacks_of_the_last_resort_are_rate_limited(caplog: pytest.LogCaptur
                                                         ) -> None:
     with _failing_backend() as (socket, _):
         for step in range(500):
-            socket.send_multipart(frames_of(protocol.UPDATE, UPDATE, step=step))
+            socket.send_multipart(frames_of(framing.UPDATE, UPDATE, step=step))
             assert socket.poll(10_000)
-            assert protocol.decode(socket.recv_multipart()).topic == protocol.ERROR
+            assert framing.decode(socket.recv_multipart()).topic == framing.ERROR
     assert 1 <= caplog.text.count('Traceback') < 20
     assert len([r for r in caplog.records if r.name == 'arsim.backend']) < 40

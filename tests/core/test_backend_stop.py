@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rawbackend import SETTINGS, RawBackend, frames_of, track_arrays
 
-from arsim_core import protocol
+from arsim_core.protocol import framing
 
 
 def test_a_signal_whose_interrupt_is_lost_in_a_destructor_still_stops_the_backend(
@@ -18,8 +18,8 @@ def test_a_signal_whose_interrupt_is_lost_in_a_destructor_still_stops_the_backen
     script = Path(__file__).with_name('backend_interrupted_in_del.py')
     backend = RawBackend(tmp_path / 'backend.log', program=(str(script),))
     try:
-        reply = backend.ask(frames_of(protocol.INITIAL_SETTINGS, SETTINGS, track_arrays()))
-        assert reply.topic == protocol.READY, reply.header  # the request in hand is answered
+        reply = backend.ask(frames_of(framing.INITIAL_SETTINGS, SETTINGS, track_arrays()))
+        assert reply.topic == framing.READY, reply.header  # the request in hand is answered
         code = backend.process.wait(5)
     except subprocess.TimeoutExpired:
         code = None

@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from arsim_core import messages, protocol
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import Footprint
-from arsim_core.messages import (
+from arsim_core.protocol import framing, messages
+from arsim_core.protocol.messages import (
     CarSettings,
     Error,
     FanoutFrame,
@@ -67,9 +67,9 @@ BODIES: list[messages.Body] = [
 ]
 
 
-def over_the_wire(body: messages.Body) -> protocol.Message:
+def over_the_wire(body: messages.Body) -> framing.Message:
     frames = messages.encode(body, 12, 300_000_000)
-    return protocol.decode([bytes(frame) for frame in frames])
+    return framing.decode([bytes(frame) for frame in frames])
 
 
 @pytest.mark.parametrize('body', BODIES, ids=lambda body: type(body).__name__)
@@ -117,7 +117,7 @@ def test_the_wire_form_is_the_documented_one() -> None:
     assert update['cars'][0] == {'id': 'ego', 'pose': [1.0, -2.0, 0.0, 0.0, 0.0, 0.3]}
     assert update['render'] == [{'car': 'ego', 'sensor': 'scan'},
                                 {'car': 'opp', 'sensor': 'cam'}]
-    reply = protocol.frame_meta(over_the_wire(REPLY))['ego/scan']
+    reply = framing.frame_meta(over_the_wire(REPLY))['ego/scan']
     assert reply == {'name': 'ego/scan', 'dtype': 'float32', 'shape': [4], 'car': 'ego',
                      'sensor': 'scan', 'type': 'lidar2d', 'encoding': 'ranges',
                      'stamp_ns': 25_000_000}
@@ -128,17 +128,17 @@ def test_the_wire_form_is_the_documented_one() -> None:
 
 
 def test_a_request_lists_each_render_once() -> None:
-    message = protocol.message(protocol.UPDATE, 1, 0, {'cars': [], 'render': [
+    message = framing.message(framing.UPDATE, 1, 0, {'cars': [], 'render': [
         {'car': 'ego', 'sensor': 'scan'}, {'car': 'ego', 'sensor': 'scan'}]})
     assert UpdateRequest.from_wire(message).render == (('ego', 'scan'),)
 
 
-def with_header(body: messages.Body, **changes: object) -> protocol.Message:
+def with_header(body: messages.Body, **changes: object) -> framing.Message:
     """``body``'s message with header keys replaced (None: removed)."""
     header, arrays, meta = body.to_wire()
     header = {**header, **changes}
     header = {key: value for key, value in header.items() if value is not None}
-    return protocol.message(body.TOPIC, 1, 0, header, arrays, meta)
+    return framing.message(body.TOPIC, 1, 0, header, arrays, meta)
 
 
 @pytest.mark.parametrize(('body', 'changes', 'key'), [
@@ -182,7 +182,7 @@ def test_a_frame_description_of_the_wrong_shape_names_the_key(change: dict, key:
     bad = {name: {k: v for k, v in {**entry, **change}.items() if v is not None}
            for name, entry in meta.items()}
     with pytest.raises(ProtocolError, match=key):
-        UpdateReply.from_wire(protocol.message(protocol.UPDATE, 1, 0, header, arrays, bad))
+        UpdateReply.from_wire(framing.message(framing.UPDATE, 1, 0, header, arrays, bad))
 
 
 def test_a_track_mesh_is_checked() -> None:
@@ -191,3 +191,12 @@ def test_a_track_mesh_is_checked() -> None:
         TrackRequest.from_wire(messages.in_process(bad))
     wide = replace(track(), vertices=track().vertices.astype(np.float64))
     assert TrackRequest.from_wire(messages.in_process(wide)) == track()  # as the scene takes it
+
+
+def test_the_protocol_renders_the_kinds_the_settings_call_rendered() -> None:
+    """The protocol's list of rendered sensor types and the settings' registry of kinds agree,
+    so a sensor the bridge asks the backend for is one the protocol checks as rendered."""
+    from arsim_core.config.sensors import SENSOR_TYPES
+    from arsim_core.protocol.wire import RENDERED_KINDS
+
+    assert RENDERED_KINDS == {kind for kind, (spec, _) in SENSOR_TYPES.items() if spec.rendered}

@@ -7,41 +7,41 @@ import json
 import numpy as np
 import pytest
 
-from arsim_core import protocol
 from arsim_core.errors import ProtocolError
+from arsim_core.protocol import framing
 
 
-@pytest.mark.parametrize('topic', sorted(protocol.TOPICS))
+@pytest.mark.parametrize('topic', sorted(framing.TOPICS))
 def test_round_trip_keeps_header_and_arrays(topic: str) -> None:
     arrays = {'a': np.arange(12, dtype=np.float32).reshape(3, 4),
               'b': np.array([1, 2, 3], dtype=np.uint32)}
-    frames = protocol.encode(topic, 7, 175_000_000, {'extra': [1, 2]}, arrays,
+    frames = framing.encode(topic, 7, 175_000_000, {'extra': [1, 2]}, arrays,
                              {'a': {'sensor': 'scan'}})
-    message = protocol.decode([bytes(f) for f in frames])
+    message = framing.decode([bytes(f) for f in frames])
     assert (message.topic, message.step, message.time_ns) == (topic, 7, 175_000_000)
     assert message.header['extra'] == [1, 2]
-    assert protocol.frame_meta(message)['a']['sensor'] == 'scan'
+    assert framing.frame_meta(message)['a']['sensor'] == 'scan'
     for name, array in arrays.items():
         np.testing.assert_array_equal(message.arrays[name], array)
         assert message.arrays[name].dtype == array.dtype
 
 
 def test_frames_are_found_by_name_not_order() -> None:
-    frames = protocol.encode(protocol.UPDATE, 1, 0, arrays={
+    frames = framing.encode(framing.UPDATE, 1, 0, arrays={
         'x': np.zeros(2, np.float32), 'y': np.ones(3, np.uint8)})
     header = json.loads(frames[1])
     header['frames'].reverse()
     swapped = [frames[0], json.dumps(header).encode(), frames[3], frames[2]]
-    message = protocol.decode([bytes(f) for f in swapped])
+    message = framing.decode([bytes(f) for f in swapped])
     assert message.arrays['y'].tolist() == [1, 1, 1]
 
 
 def test_other_version_is_refused_with_both_versions_named() -> None:
-    frames = protocol.encode(protocol.UPDATE, 1, 0)
+    frames = framing.encode(framing.UPDATE, 1, 0)
     header = json.loads(frames[1])
     header['protocol'] = 99
     with pytest.raises(ProtocolError, match='version 99.*version 1'):
-        protocol.decode([frames[0], json.dumps(header).encode()])
+        framing.decode([frames[0], json.dumps(header).encode()])
 
 
 @pytest.mark.parametrize(('frames', 'reason'), [
@@ -59,7 +59,7 @@ def test_other_version_is_refused_with_both_versions_named() -> None:
 ])
 def test_malformed_messages_are_refused(frames: list[bytes], reason: str) -> None:
     with pytest.raises(ProtocolError, match=reason):
-        protocol.decode(frames)
+        framing.decode(frames)
 
 
 def _update(frames: list[dict], *buffers: bytes) -> list[bytes]:
@@ -102,15 +102,15 @@ def test_hostile_messages_are_refused_with_protocol_errors(frames: list[bytes],
                                                             reason: str) -> None:
     """Each of these used to escape decode as another exception (and end a backend)."""
     with pytest.raises(ProtocolError, match=reason):
-        protocol.decode(frames)
+        framing.decode(frames)
 
 
 def test_errors_quote_at_most_a_little_of_what_was_sent() -> None:
     with pytest.raises(ProtocolError) as refused:
-        protocol.decode([b'x' * 1_000_000, b'{}'])
+        framing.decode([b'x' * 1_000_000, b'{}'])
     assert len(str(refused.value)) < 400 and '1000000 characters' in str(refused.value)
 
 
 def test_encode_writes_strict_json_only() -> None:
     with pytest.raises(ProtocolError, match='finite numbers only'):
-        protocol.encode(protocol.UPDATE, 1, 0, {'pose': [float('nan')] * 6})
+        framing.encode(framing.UPDATE, 1, 0, {'pose': [float('nan')] * 6})

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rawbackend import LIDAR, SETTINGS, UPDATE, RawBackend, frames_of, track_arrays
 
-from arsim_core import protocol
+from arsim_core.protocol import framing
 
 # RSS the backend may gain between the end of its warm-up and the end of the run: its caches
 # (a track's BVH, one frame of every sensor) are full after the warm-up, so a leak of even a
@@ -46,11 +46,11 @@ RICH_UPDATE = {'cars': UPDATE['cars'], 'render': [
     {'car': 'opp', 'sensor': 'scan'}]}
 # Valid messages to start mutations from: (topic, header, arrays).
 BASES: list[tuple[str, dict[str, Any], dict[str, np.ndarray]]] = [
-    (protocol.INITIAL_SETTINGS, SETTINGS, track_arrays()),
-    (protocol.INITIAL_SETTINGS, RICH_SETTINGS, track_arrays()),
-    (protocol.TRACK, {'track': {'name': 'box'}}, track_arrays()),
-    (protocol.UPDATE, UPDATE, {}),
-    (protocol.UPDATE, RICH_UPDATE, {}),
+    (framing.INITIAL_SETTINGS, SETTINGS, track_arrays()),
+    (framing.INITIAL_SETTINGS, RICH_SETTINGS, track_arrays()),
+    (framing.TRACK, {'track': {'name': 'box'}}, track_arrays()),
+    (framing.UPDATE, UPDATE, {}),
+    (framing.UPDATE, RICH_UPDATE, {}),
 ]
 SENSOR_KEYS = sorted({key for spec in (LIDAR, LIDAR3D, CAMERA) for key in spec})
 HEADER_KEYS = ['world_frame', 'frame_period_ns', 'track', 'cars', 'cars_visible', 'seed',
@@ -133,7 +133,7 @@ def bad_arrays(draw: st.DrawFn) -> dict[str, np.ndarray]:
 @st.composite
 def wrong_types(draw: st.DrawFn) -> list[bytes]:
     """Valid JSON headers of the right version whose keys hold the wrong types and values."""
-    topic = draw(st.sampled_from(sorted(protocol.TOPICS)))
+    topic = draw(st.sampled_from(sorted(framing.TOPICS)))
     header: dict[str, Any] = {'protocol': 1, 'step': draw(st.integers(0, 2 ** 40)),
                               'time_ns': draw(st.integers(0, 2 ** 50))}
     for key in draw(st.lists(st.sampled_from(HEADER_KEYS[:7]), max_size=6, unique=True)):
@@ -176,7 +176,7 @@ def mutated(draw: st.DrawFn) -> list[bytes]:
                 parent[path[-1]] = draw(json_values | plausible_numbers | sensor_like()
                                         | car_like)
         elif kind == 'topic':
-            topic_bytes = draw(st.sampled_from(sorted(protocol.TOPICS)).map(str.encode)
+            topic_bytes = draw(st.sampled_from(sorted(framing.TOPICS)).map(str.encode)
                                | st.binary(max_size=16))
         elif kind == 'frame' and buffers:
             index = draw(st.integers(0, len(buffers) - 1))
@@ -219,7 +219,7 @@ def warm_up(target: RawBackend) -> None:
     for topic, header, arrays in BASES:
         reply = target.ask(frames_of(topic, header, arrays or None, step=1,
                                      time_ns=25_000_000))
-        assert reply.topic in (protocol.READY, protocol.UPDATE), reply.header
+        assert reply.topic in (framing.READY, framing.UPDATE), reply.header
 
 
 RUN = fuzz(1000, deadline=None, phases=NO_SHRINK)  # timed by the reply timeout
@@ -238,15 +238,15 @@ def test_generated_messages_never_stop_the_backend(target: RawBackend) -> None:
         assert reply is not None, (
             f'no reply within {hang_ms} ms; backend '
             f'{"alive" if target.alive else "dead"}; log tail:\n{target.log[-3000:]}')
-        message = protocol.decode(reply)
-        assert message.topic in (protocol.ERROR, protocol.READY, protocol.UPDATE)
+        message = framing.decode(reply)
+        assert message.topic in (framing.ERROR, framing.READY, framing.UPDATE)
         OUTCOMES[message.topic] += 1
 
     runs = repeat(one)
     assert target.alive, target.log[-3000:]
     sent = runs * RUN.max_examples
     assert sum(OUTCOMES.values()) >= sent, OUTCOMES
-    assert OUTCOMES[protocol.ERROR] > sent // 2, OUTCOMES  # most messages are refused
+    assert OUTCOMES[framing.ERROR] > sent // 2, OUTCOMES  # most messages are refused
     growth = rss_kib(target.process.pid) - rss_before
     print(f'backend fuzz: {dict(OUTCOMES)}; RSS {rss_before} KiB, then {growth:+} KiB')
     assert growth < RSS_GROWTH_KIB, f'the backend grew by {growth} KiB over {sent} messages'

@@ -23,7 +23,7 @@ from arsim_bridge.republishers import REPUBLISHERS, Republisher, SensorContext
 from arsim_bridge.republishers.base import CarFrame
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.geometry import relative_pose
-from arsim_core.messages import FanoutFrame
+from arsim_core.protocol.messages import FanoutFrame
 from arsim_core.sensors.kinematics import PlanarState
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core import messages, protocol
 from arsim_core.engine.cones import CONES_ARRAY
 from arsim_core.engine.state import CarState
-from arsim_core.messages import NO_ARRAYS, FanoutFrame, FrameMeta, UpdateReply
+from arsim_core.protocol import framing, messages
+from arsim_core.protocol.messages import NO_ARRAYS, FanoutFrame, FrameMeta, UpdateReply
 
 
 def car_topic(car: str) -> bytes:
@@ -45,5 +45,5 @@ def encode_car_frame(frame: FanoutFrame, step: int, time_ns: int) -> list[Any]:
 
 def decode_car_frame(frames: list[Any]) -> tuple[int, int, FanoutFrame]:
     """The step, the time and the frame of one fan-out message."""
-    message = protocol.decode(frames[1:])
+    message = framing.decode(frames[1:])
     return message.step, message.time_ns, FanoutFrame.from_wire(message)

@@ -20,9 +20,9 @@ from arsim_bridge.common import declare_car, declare_scenario, run_node
 from arsim_bridge.fanout import car_topic, decode_car_frame
 from arsim_bridge.ledger import CountingNode
 from arsim_core.errors import ProtocolError
-from arsim_core.messages import FanoutFrame
 from arsim_core.process.heartbeat import Heartbeat
 from arsim_core.process.memory import keep_large_buffers
+from arsim_core.protocol.messages import FanoutFrame
 from arsim_core.recording.ledger import sensors_publisher
 
 # Large clouds and images need a bigger shared-memory segment than Fast DDS's default; set

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+# x, y, z, roll, pitch, yaw of a car's base_link in the world frame, as numbers or an array
+Pose = Sequence[float] | np.ndarray
+# x [m], y [m], yaw [rad] of a car's base_link on the ground plane of the world frame
+Pose2D = tuple[float, float, float]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from arsim_core import protocol
 from arsim_core.backend.server import NAME as BACKEND_NAME
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.dynamics import ModelDivergedError, Vehicle
@@ -35,7 +34,8 @@ from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STA
 from arsim_core.engine.render import RenderPoses
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.errors import ArsimError
-from arsim_core.messages import TrackRequest, UpdateReply
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import TrackRequest, UpdateReply
 from arsim_core.race import BARRIER, start_poses
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES, report_due
 from arsim_core.sensors.computed import ComputedSensors
@@ -85,7 +85,7 @@ class CarDynamics:
 class Delivered:
     time_ns: int
     states: dict[str, CarState]
-    reply: protocol.Message
+    reply: framing.Message
     computed: UpdateReply
 
     @property
@@ -94,7 +94,7 @@ class Delivered:
 
     def scanned(self) -> set[str]:
         """Cars with frames in this delivery."""
-        return {str(meta['car']) for meta in protocol.frame_meta(self.reply).values()}
+        return {str(meta['car']) for meta in framing.frame_meta(self.reply).values()}
 
 
 class InProcessLink:
@@ -205,7 +205,7 @@ class InProcessLink:
         return held
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message, computed: UpdateReply) -> None:
+                reply: framing.Message, computed: UpdateReply) -> None:
         self.events.append(('deliver', time_ns))
         frame = Delivered(time_ns, dict(states), reply, computed)
         self.frames.append(frame)

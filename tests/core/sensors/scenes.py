@@ -67,14 +67,14 @@ def initial_settings(client, sensors: list[dict], footprints: dict | None = None
                      frame_period_ns: int = 50_000_000, split_label: int | None = None,
                      cars_visible: bool = True, others: tuple[str, ...] = ()):
     """InitialSettings for car ``ego`` with ``sensors`` (plus sensor-less ``others``)."""
-    from arsim_core import protocol
+    from arsim_core.protocol import framing
 
     vertices, triangles, tri_labels = room(split_label)
     footprints = footprints or {}
     cars = [{'id': car, 'sensors': sensors if car == 'ego' else [],
              **({'footprint': footprints[car]} if car in footprints else {})}
             for car in ('ego', *others)]
-    return client.request(protocol.INITIAL_SETTINGS, 0, 0,
+    return client.request(framing.INITIAL_SETTINGS, 0, 0,
                           {'frame_period_ns': frame_period_ns, 'cars': cars,
                            'cars_visible': cars_visible, 'track': {'name': 'room'}},
                           {'track_vertices': vertices, 'track_triangles': triangles,
@@ -83,9 +83,9 @@ def initial_settings(client, sensors: list[dict], footprints: dict | None = None
 
 def update(client, step: int, time_ns: int, poses: dict[str, list[float]],
            render: list[str]):
-    from arsim_core import protocol
+    from arsim_core.protocol import framing
 
-    return client.request(protocol.UPDATE, step, time_ns,
+    return client.request(framing.UPDATE, step, time_ns,
                           {'cars': [{'id': car, 'pose': pose} for car, pose in poses.items()],
                            'render': [{'car': 'ego', 'sensor': s} for s in render]})
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arsim_core import labels, protocol
-from arsim_core.backend.appearance import DEFAULT, Appearance, AppearanceRanges
+from arsim_core import labels
 from arsim_core.backend.car_model import car_mesh
 from arsim_core.backend.materials import TYRE
 from arsim_core.backend.server import EmbeddedBackend
@@ -21,7 +20,9 @@ from arsim_core.engine import TrackWorld
 from arsim_core.engine.render import initial_settings
 from arsim_core.errors import ConfigError, ProtocolError
 from arsim_core.geometry import Footprint, Wheels
-from arsim_core.messages import CarSettings, InitialSettings, TrackRequest, in_process
+from arsim_core.protocol import framing
+from arsim_core.protocol.appearance import DEFAULT, Appearance, AppearanceRanges
+from arsim_core.protocol.messages import CarSettings, InitialSettings, TrackRequest, in_process
 from arsim_core.track import load_track
 from arsim_core.track.mesh import join_meshes, placed_cones_mesh
 from arsim_core.track.model import Cones, TrackMesh
@@ -290,12 +291,12 @@ def test_bad_appearance_names_file_and_key(repo_root: Path, appearance: dict,
 
 
 # --- (d) the protocol ---------------------------------------------------------------------------
-def settings_message(header_change: dict) -> protocol.Message:
+def settings_message(header_change: dict) -> framing.Message:
     track = TrackRequest('box', np.zeros((3, 3), np.float32), np.array([[0, 1, 2]], np.uint32))
     header, arrays, meta = InitialSettings(track=track).to_wire()
     header = {**header, **header_change}
     header = {key: value for key, value in header.items() if value is not None}
-    return protocol.message(protocol.INITIAL_SETTINGS, 0, 0, header, arrays, meta)
+    return framing.message(framing.INITIAL_SETTINGS, 0, 0, header, arrays, meta)
 
 
 def test_appearance_survives_the_wire_and_defaults_when_absent() -> None:
@@ -303,9 +304,9 @@ def test_appearance_survives_the_wire_and_defaults_when_absent() -> None:
     sent = InitialSettings(track=track, appearance=Appearance(
         sun_azimuth_rad=-1.0, sun_elevation_rad=0.2, sun_intensity=3.0, sky_intensity=0.0,
         exposure=0.5, texture_seed=123, texture_contrast=2.0, color_jitter=1.0))
-    frames = [bytes(frame) for frame in protocol.encode(
+    frames = [bytes(frame) for frame in framing.encode(
         sent.TOPIC, 0, 0, *sent.to_wire())]
-    message = protocol.decode(frames)
+    message = framing.decode(frames)
     assert InitialSettings.from_wire(message) == sent
     assert message.header['appearance'] == {  # the keys docs/protocol.md lists
         'sun_azimuth_rad': -1.0, 'sun_elevation_rad': 0.2, 'sun_intensity': 3.0,
@@ -322,7 +323,7 @@ def test_wheels_survive_the_wire_and_are_none_when_absent() -> None:
     sent = InitialSettings(track=track, cars=(
         CarSettings('ego', Footprint(0.58, 0.31, 0.2, F1TENTH_WHEELS)),
         CarSettings('rival', Footprint(0.58, 0.31, 0.2))))
-    message = protocol.decode([bytes(f) for f in protocol.encode(sent.TOPIC, 0, 0,
+    message = framing.decode([bytes(f) for f in framing.encode(sent.TOPIC, 0, 0,
                                                                  *sent.to_wire())])
     assert message.header['cars'][0]['wheels'] == [-0.17145, 0.15875, 0.05, 0.035]
     assert 'wheels' not in message.header['cars'][1]

@@ -14,11 +14,12 @@ import pytest
 from scenes import HALF, HEIGHT, initial_settings, update
 from simharness import free_port
 
-from arsim_core import labels, protocol
-from arsim_core.backend.appearance import DEFAULT, sky_colors
-from arsim_core.backend.client import BackendClient
+from arsim_core import labels
 from arsim_core.geometry import rotation_matrix
 from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
+from arsim_core.protocol import framing
+from arsim_core.protocol.appearance import DEFAULT, sky_colors
+from arsim_core.protocol.client import BackendClient
 
 PERIOD = 50_000_000
 WIDTH, HEIGHT_PX, FOV = 320, 240, 1.4
@@ -47,7 +48,7 @@ def render(client, poses: dict[str, list[float]] | None = None, camera: dict | N
     initial_settings(client, [camera or CAMERA], split_label=labels.CONE_BLUE, **settings)
     poses = poses or {'ego': [CAM_X, 0.0, 0.0, 0.0, 0.0, 0.0]}
     reply = update(client, 1, PERIOD, poses, ['cam'])
-    meta = protocol.frame_meta(reply)
+    meta = framing.frame_meta(reply)
     assert {n: (m['encoding'], m['stamp_ns']) for n, m in meta.items()} == {
         'ego/cam/rgb': ('rgb8', PERIOD), 'ego/cam/depth': ('32FC1', PERIOD),
         'ego/cam/semantic': ('mono8', PERIOD)}

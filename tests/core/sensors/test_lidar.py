@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scenes import HALF, initial_settings, room_distance, update, yaw_rotation
 
-from arsim_core import beams, labels, protocol
+from arsim_core import beams, labels
+from arsim_core.protocol import framing
 
 PERIOD = 50_000_000  # one frame = one revolution at 20 Hz
 MOUNT = [0.2, 0.0, 0.5]
@@ -40,7 +41,7 @@ def test_3d_ranges_match_analytic_distances(backend) -> None:
     assert ready.header['sensors'] == [{'car': 'ego', 'sensor': 'os', 'type': 'lidar3d'}]
     pose = [0.7, -1.3, 0.0, 0.0, 0.0, 0.4]
     reply = update(backend, 1, PERIOD, {'ego': pose}, ['os'])
-    meta = protocol.frame_meta(reply)
+    meta = framing.frame_meta(reply)
     assert meta['ego/os']['encoding'] == 'ranges'
     assert meta['ego/os']['stamp_ns'] == 0  # the revolution that ended at this frame
     ranges = reply.arrays['ego/os']
@@ -68,7 +69,7 @@ def test_a_moving_car_distorts_its_cloud_column_by_column(backend) -> None:
     start, end = [-1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     update(backend, 1, PERIOD, {'ego': start}, [])
     reply = update(backend, 2, 2 * PERIOD, {'ego': end}, ['os'])
-    assert protocol.frame_meta(reply)['ego/os']['stamp_ns'] == PERIOD
+    assert framing.frame_meta(reply)['ego/os']['stamp_ns'] == PERIOD
     ranges = reply.arrays['ego/os']
     # column j is measured at PERIOD + j/256 PERIOD, while the car drives from start to end
     fraction = np.arange(256) / 256
@@ -140,7 +141,7 @@ def test_2d_scans_carry_intensities(backend) -> None:
             'range_min': 0.1, 'range_max': 30.0, 'noise_std': 0.0}
     initial_settings(backend, [scan])
     reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['scan'])
-    meta = protocol.frame_meta(reply)
+    meta = framing.frame_meta(reply)
     assert meta['ego/scan/intensity']['encoding'] == 'intensity'
     assert meta['ego/scan']['stamp_ns'] == PERIOD
     assert np.all(reply.arrays['ego/scan/intensity'] > 0)
@@ -174,7 +175,7 @@ def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(backe
 def test_labels_name_what_each_return_hit_when_asked_for(backend) -> None:
     initial_settings(backend, [{**LIDAR3D, 'labels': True, 'dropout': 0.2}])
     reply = update(backend, 1, PERIOD, {'ego': [0.3, 0.2, 0.0, 0.0, 0.0, 0.0]}, ['os'])
-    assert protocol.frame_meta(reply)['ego/os/labels']['encoding'] == 'labels'
+    assert framing.frame_meta(reply)['ego/os/labels']['encoding'] == 'labels'
     ranges, point_labels = reply.arrays['ego/os'], reply.arrays['ego/os/labels']
     reflectivity = reply.arrays['ego/os/reflectivity']
     assert point_labels.shape == ranges.shape and point_labels.dtype == np.uint8

@@ -13,7 +13,7 @@ import pytest
 from arsim_core.backend.server import EmbeddedBackend
 from arsim_core.engine import TrackWorld
 from arsim_core.geometry import Footprint
-from arsim_core.messages import CarSettings, InitialSettings, in_process
+from arsim_core.protocol.messages import CarSettings, InitialSettings, in_process
 from arsim_core.track import load_track
 
 HOKUYO = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0,

@@ -8,9 +8,9 @@ import math
 import cv2
 import numpy as np
 
-from arsim_core import protocol
 from arsim_core.engine import CarState, Engine, InProcessRenderer, TrackWorld
 from arsim_core.engine.pacing import Pacing
+from arsim_core.protocol import framing
 from arsim_core.track.fs import generate
 from arsim_core.view.feed import ViewFeed
 from arsim_core.view.track_image import track_image
@@ -24,9 +24,9 @@ class Clock:
         return self.now
 
 
-def _reply(arrays: dict[str, np.ndarray]) -> protocol.Message:
+def _reply(arrays: dict[str, np.ndarray]) -> framing.Message:
     meta = {name: {'car': name.split('/')[0]} for name in arrays}
-    return protocol.decode(protocol.encode(protocol.UPDATE, 1, 0, {}, arrays, meta))
+    return framing.decode(framing.encode(framing.UPDATE, 1, 0, {}, arrays, meta))
 
 
 def _feed(make_scenario, ring, clock: Clock, real_time_factor: float = 1.0) -> ViewFeed:

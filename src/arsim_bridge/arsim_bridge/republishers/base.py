@@ -16,7 +16,7 @@ from arsim_core.config.scenario import Scenario
 from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import rpy_to_quaternion
-from arsim_core.messages import FrameMeta
+from arsim_core.protocol.messages import FrameMeta
 from arsim_core.sensors.computed import LAYOUTS
 from arsim_core.sensors.kinematics import PlanarState
 

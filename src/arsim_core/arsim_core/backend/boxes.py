@@ -18,8 +18,8 @@ import numpy as np
 
 from arsim_core._jit import kernel
 from arsim_core.backend.raycast import check_origins
-from arsim_core.backend.shapes import Hits, Pose
-from arsim_core.geometry import Footprint
+from arsim_core.backend.shapes import Hits
+from arsim_core.geometry import Footprint, Pose
 from arsim_core.labels import CAR, NONE
 
 # Nearest hit accepted along a ray [m]: a ray starting on a face leaves through the far side,

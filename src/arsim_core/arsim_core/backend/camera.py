@@ -17,14 +17,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import labels
-from arsim_core.backend.appearance import DEFAULT, Appearance
 from arsim_core.backend.outputs import Context, Output, Rendered
 from arsim_core.backend.raster import View, seed_of
 from arsim_core.backend.ray_shading import TrackSurfaces, shade, with_cars
 from arsim_core.backend.scene import World
-from arsim_core.backend.shapes import Pose
-from arsim_core.geometry import Footprint, rotation_matrix
+from arsim_core.geometry import Footprint, Pose, rotation_matrix
 from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
+from arsim_core.protocol.appearance import DEFAULT, Appearance
 
 LOG = logging.getLogger('arsim.backend')
 ENCODINGS = {'rgb': 'rgb8', 'depth': '32FC1', 'semantic': 'mono8'}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from arsim_core.messages import FrameMeta, UpdateReply
+from arsim_core.protocol.messages import FrameMeta, UpdateReply
 
 if TYPE_CHECKING:
     from arsim_core.backend.scene import World

@@ -23,7 +23,6 @@ import cv2
 import numpy as np
 
 from arsim_core import labels
-from arsim_core.backend.appearance import DEFAULT, SHOULDER, Appearance, sky_colors
 from arsim_core.backend.car_model import car_mesh
 from arsim_core.backend.frustum import Chunks, boxes_visible, frustum_planes
 from arsim_core.backend.materials import (
@@ -41,6 +40,7 @@ from arsim_core.backend.materials import tints as material_tints
 from arsim_core.backend.raycast import triangle_normals
 from arsim_core.geometry import Footprint
 from arsim_core.pinhole import Intrinsics
+from arsim_core.protocol.appearance import DEFAULT, SHOULDER, Appearance, sky_colors
 
 # Faces are flat: everything but the texture coordinates is computed once per vertex (the same
 # at a face's three corners), so a pixel costs one texture read, its fade with distance and one

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core import labels
-from arsim_core.backend.appearance import Appearance, face_light, sky_colors
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.materials import (
     CAR_PAINT,
@@ -33,6 +32,7 @@ from arsim_core.backend.materials import (
 )
 from arsim_core.backend.raycast import triangle_normals
 from arsim_core.backend.raycasters import make_raycaster
+from arsim_core.protocol.appearance import Appearance, face_light, sky_colors
 
 _LAYER = np.array([m.layer for m in MATERIALS])
 _TEXEL_M = np.array([0.0 if m.stripes else m.scale_m / SIZE for m in MATERIALS])

@@ -16,8 +16,8 @@ from arsim_core import labels
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
-from arsim_core.backend.shapes import Hits, Pose, nearer
-from arsim_core.geometry import Footprint
+from arsim_core.backend.shapes import Hits, nearer
+from arsim_core.geometry import Footprint, Pose
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
 

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 import zmq
 
-from arsim_core import endpoints, protocol
+from arsim_core import endpoints
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
@@ -31,7 +31,10 @@ from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, L
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
 from arsim_core.log_limit import LogLimit, clip
-from arsim_core.messages import (
+from arsim_core.process import heartbeat
+from arsim_core.process.entrypoints import stop_on_signals
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import (
     CarSettings,
     Error,
     InitialSettings,
@@ -41,8 +44,6 @@ from arsim_core.messages import (
     UpdateRequest,
     encode,
 )
-from arsim_core.process import heartbeat
-from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')
@@ -57,7 +58,7 @@ MAX_REQUEST_FRAMES = 64  # binary frames and all; InitialSettings, the largest, 
 MAX_ERROR_CHARS = 2000
 MAX_TRACEBACK_CHARS = 4000  # of one logged traceback: its message may quote a request
 TRACEBACK_BURST, TRACEBACK_PERIOD_S = 3, 60.0  # tracebacks logged at once, then one a minute
-UPDATE_TOPIC = protocol.UPDATE.encode()
+UPDATE_TOPIC = framing.UPDATE.encode()
 
 
 class EmbeddedBackend:
@@ -95,16 +96,16 @@ class EmbeddedBackend:
                                          self.world.triangle_labels)
         return self._renderer
 
-    def handle(self, message: protocol.Message) -> Frames:
-        handler = {protocol.INITIAL_SETTINGS: self._initial_settings,
-                   protocol.TRACK: self._track,
-                   protocol.UPDATE: self._update}.get(message.topic)
+    def handle(self, message: framing.Message) -> Frames:
+        handler = {framing.INITIAL_SETTINGS: self._initial_settings,
+                   framing.TRACK: self._track,
+                   framing.UPDATE: self._update}.get(message.topic)
         if handler is None:
             msg = f'the backend does not accept {message.topic!r} requests'
             raise ProtocolError(msg)
         return handler(message)
 
-    def _initial_settings(self, message: protocol.Message) -> Frames:
+    def _initial_settings(self, message: framing.Message) -> Frames:
         self.apply(InitialSettings.from_wire(message))
         return self._ready(message)
 
@@ -151,7 +152,7 @@ class EmbeddedBackend:
                 if sensor is not None:
                     sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
 
-    def _track(self, message: protocol.Message) -> Frames:
+    def _track(self, message: framing.Message) -> Frames:
         self.switch_track(TrackRequest.from_wire(message))
         return self._ready(message)
 
@@ -161,7 +162,7 @@ class EmbeddedBackend:
         assert self.world is not None
         self.world.set_cars(self.footprints, self.cars_visible)
 
-    def _ready(self, message: protocol.Message) -> Frames:
+    def _ready(self, message: framing.Message) -> Frames:
         listing = tuple(ListedSensor(car, name, sensor.kind)
                         for (car, name), sensor in self.sensors.items())
         return encode(Ready(NAME, self.track_name, listing), message.step, message.time_ns)
@@ -173,7 +174,7 @@ class EmbeddedBackend:
                                      self.world.triangle_labels)
         self.track_name = track.name
 
-    def _update(self, message: protocol.Message) -> Frames:
+    def _update(self, message: framing.Message) -> Frames:
         request = UpdateRequest.from_wire(message)
         return encode(update_frames(self.render(message.time_ns, request.poses, request.render)),
                       message.step, message.time_ns)
@@ -325,7 +326,7 @@ def _answer(backend: EmbeddedBackend, frames: list[Any]) -> Frames:
     no request can stop the backend."""
     topic, step, time_ns = 'a request', 0, 0
     try:
-        message = protocol.decode(frames)
+        message = framing.decode(frames)
         topic, step, time_ns = message.topic, message.step, message.time_ns
         return backend.handle(message)
     except ProtocolError as exc:
@@ -390,7 +391,7 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
     cv2.setNumThreads(0)
     stop = stop or threading.Event()
     LOG.info('%s listening on %s (protocol %d, requests up to %d MiB)', NAME, address,
-             protocol.PROTOCOL_VERSION, max_request_mib)
+             framing.PROTOCOL_VERSION, max_request_mib)
     poller = zmq.Poller()
     poller.register(socket, zmq.POLLIN)
     heartbeat.start()

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from arsim_core.geometry import Footprint, rotation_matrix
-
-# x, y, z, roll, pitch, yaw of a car's base_link in the world frame, as numbers or an array
-Pose = Sequence[float] | np.ndarray
+from arsim_core.geometry import Footprint, Pose, rotation_matrix
 
 # A box: corners (x, y, z) in units of (length/2, width/2, height) and 12 outward triangles.
 _BOX_CORNERS = np.array([[x, y, z] for z in (0.0, 1.0) for y in (-1.0, 1.0) for x in (-1.0, 1.0)])

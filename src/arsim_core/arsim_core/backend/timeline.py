@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from arsim_core.backend.shapes import Pose
+from arsim_core.geometry import Pose
 from arsim_core.rows import NamedRows
 
 Poses = Mapping[str, Pose]

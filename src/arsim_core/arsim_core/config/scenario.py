@@ -13,15 +13,15 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from arsim_core.backend.appearance import FIXED_DEFAULT as DEFAULT_APPEARANCE
-from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
-from arsim_core.backend.appearance import KEYS as APPEARANCE_KEYS
-from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
-from arsim_core.backend.appearance import AppearanceRanges
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
+from arsim_core.protocol.appearance import FIXED_DEFAULT as DEFAULT_APPEARANCE
+from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
+from arsim_core.protocol.appearance import KEYS as APPEARANCE_KEYS
+from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
+from arsim_core.protocol.appearance import AppearanceRanges
 from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.track.scene.build import MAX_DENSITY, SCENE_KINDS
 from arsim_core.yaml_fields import Section, describe_number, load_section, merge, parse_yaml

@@ -13,14 +13,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from arsim_core import protocol
 from arsim_core.engine.engine import Engine
 from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.referee import Judgement
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
-from arsim_core.messages import UpdateReply
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import UpdateReply
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES
 
 STATUS_PERIOD_S = 10.0
@@ -107,7 +107,7 @@ class Link(Protocol):
         ...
 
     def deliver(self, time_ns: int, states: Mapping[str, CarState],
-                reply: protocol.Message, computed: UpdateReply) -> None:
+                reply: framing.Message, computed: UpdateReply) -> None:
         """Fan a rendered frame, the states it shows and the engine's computed sensors of
         that frame (``Engine.sense``, described for the fan-out) out to the republishers."""
         ...
@@ -341,14 +341,14 @@ class Lockstep:
         arrays = engine.sense(states, accelerations=True)
         return UpdateReply(arrays, engine.computed.frame_meta(arrays, engine.time_ns))
 
-    def _collect(self) -> tuple[InFlight, protocol.Message] | None:
+    def _collect(self) -> tuple[InFlight, framing.Message] | None:
         """The frame the backend has been rendering, with its reply; None before the first."""
         if self.in_flight is None:
             return None
         frame, self.in_flight = self.in_flight, None
         return frame, self.engine.renderer.receive()
 
-    def _deliver(self, frame: InFlight, reply: protocol.Message) -> None:
+    def _deliver(self, frame: InFlight, reply: framing.Message) -> None:
         """Fan a rendered frame out and, if the scenario asks for it, wait for the drivers of
         the cars that got sensor data."""
         drivers = self.link.drivers

@@ -10,14 +10,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from arsim_core import description, protocol
+from arsim_core import description
 from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ProtocolError
-from arsim_core.messages import (
+from arsim_core.process import heartbeat
+from arsim_core.protocol import framing
+from arsim_core.protocol.messages import (
     CarSettings,
     InitialSettings,
     Ready,
@@ -25,7 +27,6 @@ from arsim_core.messages import (
     UpdateRequest,
     in_process,
 )
-from arsim_core.process import heartbeat
 
 RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
@@ -64,7 +65,7 @@ class Renderer(Protocol):
         """Move the cars and ask for the ``due`` sensors of frame ``step``."""
         ...
 
-    def receive(self) -> protocol.Message:
+    def receive(self) -> framing.Message:
         """The reply to the last ``send``."""
         ...
 
@@ -77,7 +78,7 @@ class ProtocolRenderer:
     def __init__(self, address: str, timeout_s: float,
                  stop_requested: Callable[[], bool] | None = None) -> None:
         """``stop_requested``: see ``BackendClient``."""
-        from arsim_core.backend.client import BackendClient
+        from arsim_core.protocol.client import BackendClient
 
         self.client = BackendClient(address, timeout_s, stop_requested)
 
@@ -97,7 +98,7 @@ class ProtocolRenderer:
              due: Sequence[SensorKey]) -> None:
         self.client.send_body(UpdateRequest(poses, due), step, time_ns)
 
-    def receive(self) -> protocol.Message:
+    def receive(self) -> framing.Message:
         return self.client.receive()
 
     def close(self) -> None:
@@ -114,7 +115,7 @@ class InProcessRenderer:
 
         self.backend = EmbeddedBackend(threads, scan_intensity)
         self.name = NAME
-        self._reply: protocol.Message | None = None
+        self._reply: framing.Message | None = None
 
     def start(self, settings: InitialSettings, timeout_s: float = 0.0) -> Mapping[str, Any]:
         self.backend.apply(InitialSettings.from_wire(in_process(settings)))
@@ -140,7 +141,7 @@ class InProcessRenderer:
         self._reply = in_process(update_frames(self.backend.render(time_ns, poses, due)), step,
                                  time_ns)
 
-    def receive(self) -> protocol.Message:
+    def receive(self) -> framing.Message:
         reply, self._reply = self._reply, None
         if reply is None:
             msg = 'no request awaits a reply'

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import zmq
 
-from arsim_core import messages, protocol
 from arsim_core.errors import BackendUnavailableError, ProtocolError
+from arsim_core.protocol import framing, messages
 
 # The longest a wait for a reply stays in C. The kernel may hand a stop signal (SIGINT, SIGTERM)
 # to any of the process's threads; Python then runs its handler only once the main thread is
@@ -37,14 +37,14 @@ class BackendClient:
 
     def request(self, topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None = None,
                 arrays: Mapping[str, np.ndarray] | None = None,
-                timeout_ms: int | None = None) -> protocol.Message:
+                timeout_ms: int | None = None) -> framing.Message:
         """Send one request and wait for its reply, which must echo the step and time."""
         self.send(topic, step, time_ns, body, arrays)
         return self.receive(timeout_ms)
 
     def request_body(self, body: messages.Body, step: int, time_ns: int,
-                     timeout_ms: int | None = None) -> protocol.Message:
-        """``request`` with a typed body (arsim_core.messages)."""
+                     timeout_ms: int | None = None) -> framing.Message:
+        """``request`` with a typed body (arsim_core.protocol.messages)."""
         self.send_body(body, step, time_ns)
         return self.receive(timeout_ms)
 
@@ -52,10 +52,10 @@ class BackendClient:
              arrays: Mapping[str, np.ndarray] | None = None) -> None:
         """Send a request without waiting, so the caller can work while the backend does;
         ``receive`` collects the reply."""
-        self._send(topic, step, time_ns, protocol.encode(topic, step, time_ns, body, arrays))
+        self._send(topic, step, time_ns, framing.encode(topic, step, time_ns, body, arrays))
 
     def send_body(self, body: messages.Body, step: int, time_ns: int) -> None:
-        """``send`` with a typed body (arsim_core.messages)."""
+        """``send`` with a typed body (arsim_core.protocol.messages)."""
         self._send(body.TOPIC, step, time_ns, messages.encode(body, step, time_ns))
 
     def _send(self, topic: str, step: int, time_ns: int,
@@ -66,7 +66,7 @@ class BackendClient:
         self._socket.send_multipart(frames, copy=False)
         self._pending = (topic, step, time_ns)
 
-    def receive(self, timeout_ms: int | None = None) -> protocol.Message:
+    def receive(self, timeout_ms: int | None = None) -> framing.Message:
         """The reply to the request sent last; it must echo that request's step and time."""
         if self._pending is None:
             raise ProtocolError('no request awaits a reply')
@@ -77,8 +77,8 @@ class BackendClient:
                    f'{wait / 1000:.1f} s; it has stopped or is not running')
             raise BackendUnavailableError(msg)
         self._pending = None
-        reply = protocol.decode(self._socket.recv_multipart(copy=False))
-        if reply.topic == protocol.ERROR:
+        reply = framing.decode(self._socket.recv_multipart(copy=False))
+        if reply.topic == framing.ERROR:
             msg = (f'backend at {self.address} refused {topic}: '
                    f'{messages.Error.from_wire(reply).text}')
             raise ProtocolError(msg)

@@ -2,9 +2,9 @@
 one Python implementation.
 
 Each body is a frozen dataclass. ``to_wire`` gives its topic's header keys, binary frames and
-frame descriptions (``Wire``); ``from_wire`` takes a ``protocol.Message`` (``protocol.decode``
+frame descriptions (``Wire``); ``from_wire`` takes a ``framing.Message`` (``framing.decode``
 has checked its JSON and its frames' sizes) and reads every value the reader goes on to use
-through the checks of ``backend.wire``, so anything else is a ProtocolError naming the key. The
+through the checks of ``wire``, so anything else is a ProtocolError naming the key. The
 engine's renderers and the backend, the bridge and the sensor republishers all build and read
 their messages here. The Update bodies and the fan-out frame are made every frame, many times a
 second: their checks try the usual types first, and their arrays pass on without a copy.
@@ -19,23 +19,21 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 
-from arsim_core import protocol
-from arsim_core.backend import wire
-from arsim_core.backend.appearance import DEFAULT as DEFAULT_APPEARANCE
-from arsim_core.backend.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
-from arsim_core.backend.appearance import LIMITS as APPEARANCE_LIMITS
-from arsim_core.backend.appearance import Appearance
-from arsim_core.backend.shapes import Pose
 from arsim_core.errors import ProtocolError
-from arsim_core.geometry import Footprint, Wheels
+from arsim_core.geometry import Footprint, Pose, Wheels
+from arsim_core.protocol import framing, wire
+from arsim_core.protocol.appearance import DEFAULT as DEFAULT_APPEARANCE
+from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
+from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
+from arsim_core.protocol.appearance import Appearance
 
 NO_ARRAYS: Mapping[str, Any] = MappingProxyType({})
-INT64_RANGE = (protocol.INT64[0], protocol.INT64[1] - 1)  # [low, high]
+INT64_RANGE = (framing.INT64[0], framing.INT64[1] - 1)  # [low, high]
 VERTICES, TRIANGLES, LABELS = 'track_vertices', 'track_triangles', 'track_labels'
 
 
 class Wire(NamedTuple):
-    """A body as ``protocol.encode`` takes it: header keys, binary frames, their descriptions."""
+    """A body as ``framing.encode`` takes it: header keys, binary frames, their descriptions."""
 
     header: dict[str, Any]
     arrays: Mapping[str, np.ndarray] = NO_ARRAYS
@@ -53,14 +51,14 @@ class Body(Protocol):
 def encode(body: Body, step: int, time_ns: int) -> list[bytes | memoryview]:
     """The frames of ``body``'s message at ``step`` and ``time_ns``."""
     header, arrays, meta = body.to_wire()
-    return protocol.encode(body.TOPIC, step, time_ns, header, arrays, meta)
+    return framing.encode(body.TOPIC, step, time_ns, header, arrays, meta)
 
 
-def in_process(body: Body, step: int = 0, time_ns: int = 0) -> protocol.Message:
-    """The message ``protocol.decode(encode(body, ...))`` gives, without bytes or JSON: for
+def in_process(body: Body, step: int = 0, time_ns: int = 0) -> framing.Message:
+    """The message ``framing.decode(encode(body, ...))`` gives, without bytes or JSON: for
     both ends of the protocol in one process."""
     header, arrays, meta = body.to_wire()
-    return protocol.message(body.TOPIC, step, time_ns, header, arrays, meta)
+    return framing.message(body.TOPIC, step, time_ns, header, arrays, meta)
 
 
 class _Body:
@@ -97,7 +95,7 @@ class TrackRequest(_Body):
     """A named track mesh: the whole body of a Track request, and the track of
     InitialSettings. ``from_wire`` gives the arrays in these dtypes."""
 
-    TOPIC: ClassVar[str] = protocol.TRACK
+    TOPIC: ClassVar[str] = framing.TRACK
     name: str
     vertices: np.ndarray  # float32 (V, 3) [m], world frame, finite, within MAX_COORDINATE
     triangles: np.ndarray  # uint32 (T, 3), vertex indices, each in [0, V)
@@ -110,7 +108,7 @@ class TrackRequest(_Body):
         return Wire({'track': {'name': self.name}}, arrays)
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> TrackRequest:
+    def from_wire(cls, message: framing.Message) -> TrackRequest:
         """The track of a Track or InitialSettings message: integer triangles that all index
         existing vertices (smallest and largest: a signed dtype can carry negative indices),
         finite vertices, integer labels 0..255."""
@@ -194,7 +192,7 @@ class InitialSettings(_Body):
     """The InitialSettings request: the cars with their sensors, the step, the noise seed,
     whether cars see each other, the cameras' appearance, and the track."""
 
-    TOPIC: ClassVar[str] = protocol.INITIAL_SETTINGS
+    TOPIC: ClassVar[str] = framing.INITIAL_SETTINGS
     track: TrackRequest
     cars: tuple[CarSettings, ...] = ()
     frame_period_ns: int = 0
@@ -211,7 +209,7 @@ class InitialSettings(_Body):
                      'cars': [car.to_wire() for car in self.cars]}, track.arrays)
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> InitialSettings:
+    def from_wire(cls, message: framing.Message) -> InitialSettings:
         header = message.header
         cars, samples = [], 0
         for car in wire.objects(header, 'cars', 'header', wire.MAX_CARS):
@@ -275,7 +273,7 @@ class Ready(_Body):
     """The reply to InitialSettings and Track: the backend's name, the track's, and the
     sensors it renders."""
 
-    TOPIC: ClassVar[str] = protocol.READY
+    TOPIC: ClassVar[str] = framing.READY
     backend: str
     track: str
     sensors: tuple[ListedSensor, ...] = ()
@@ -285,7 +283,7 @@ class Ready(_Body):
                      'sensors': [sensor.to_wire() for sensor in self.sensors]})
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> Ready:
+    def from_wire(cls, message: framing.Message) -> Ready:
         header = message.header
         listed = wire.objects(header, 'sensors', 'Ready', wire.MAX_CARS * wire.MAX_SENSORS_PER_CAR)
         return cls(wire.text(header, 'backend', 'Ready'), wire.text(header, 'track', 'Ready'),
@@ -300,7 +298,7 @@ class UpdateRequest(_Body):
     """One step: every car's pose (x, y, z, roll, pitch, yaw of base_link in the world frame)
     and the (car, sensor) pairs due, each once, in order."""
 
-    TOPIC: ClassVar[str] = protocol.UPDATE
+    TOPIC: ClassVar[str] = framing.UPDATE
     poses: Mapping[str, Pose]
     render: Sequence[tuple[str, str]] = ()  # (car, sensor)
 
@@ -309,7 +307,7 @@ class UpdateRequest(_Body):
                      'render': [{'car': car, 'sensor': sensor} for car, sensor in self.render]})
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> UpdateRequest:
+    def from_wire(cls, message: framing.Message) -> UpdateRequest:
         header = message.header
         poses: dict[str, Pose] = {}
         for car in wire.objects(header, 'cars', 'header', wire.MAX_CARS):
@@ -352,7 +350,7 @@ class FrameMeta(NamedTuple):
                    wire.integer(entry, 'stamp_ns', where, *INT64_RANGE))
 
 
-def _frame_meta(message: protocol.Message) -> dict[str, FrameMeta]:
+def _frame_meta(message: framing.Message) -> dict[str, FrameMeta]:
     """The descriptions of a message's sensor frames (``decode`` checked their names)."""
     return {entry['name']: FrameMeta.from_wire(entry)
             for entry in message.header.get('frames', [])}
@@ -363,7 +361,7 @@ class UpdateReply(_Body):
     """The reply to an Update: every rendered frame, named ``<car>/<sensor><suffix>``, with
     its description."""
 
-    TOPIC: ClassVar[str] = protocol.UPDATE
+    TOPIC: ClassVar[str] = framing.UPDATE
     arrays: Mapping[str, np.ndarray]
     meta: Mapping[str, FrameMeta]
 
@@ -371,7 +369,7 @@ class UpdateReply(_Body):
         return Wire({}, self.arrays, {name: m.to_wire() for name, m in self.meta.items()})
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> UpdateReply:
+    def from_wire(cls, message: framing.Message) -> UpdateReply:
         return cls(message.arrays, _frame_meta(message))
 
     def by_car(self) -> dict[str, UpdateReply]:
@@ -388,14 +386,14 @@ class UpdateReply(_Body):
 class Error(_Body):
     """The reply to a request a backend cannot serve: why."""
 
-    TOPIC: ClassVar[str] = protocol.ERROR
+    TOPIC: ClassVar[str] = framing.ERROR
     text: str
 
     def to_wire(self) -> Wire:
         return Wire({'error': self.text})
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> Error:
+    def from_wire(cls, message: framing.Message) -> Error:
         return cls(wire.text(message.header, 'error', 'Error'))
 
 
@@ -406,7 +404,7 @@ class FanoutFrame(_Body):
     twist, accelerations and steering in base_link) and its sensor frames, passed on from the
     backend's reply without a copy."""
 
-    TOPIC: ClassVar[str] = protocol.UPDATE
+    TOPIC: ClassVar[str] = framing.UPDATE
     car: str
     pose: tuple[float, float, float]  # x [m], y [m], yaw [rad]
     twist: tuple[float, float, float]  # vx, vy [m/s], yaw rate [rad/s]
@@ -424,7 +422,7 @@ class FanoutFrame(_Body):
                     {name: m.to_wire() for name, m in self.meta.items()})
 
     @classmethod
-    def from_wire(cls, message: protocol.Message) -> FanoutFrame:
+    def from_wire(cls, message: framing.Message) -> FanoutFrame:
         header = message.header
         car = wire.text(header, 'car', 'header')
         state = header.get('state')

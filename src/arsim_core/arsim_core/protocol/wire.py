@@ -1,10 +1,10 @@
 """The limits of what a message may ask for (docs/protocol.md, "Limits") and the typed reads
 that enforce them.
 
-``protocol.decode`` hands over a JSON object and arrays of exactly their declared size; the
-typed bodies' ``from_wire`` (``arsim_core.messages``) read every value through these checks, so
-it has the type and range the sensors, the ray caster and the camera renderer assume. Without
-them a negative triangle index in an int32 frame or a vertex at infinity would reach Embree's
+``framing.decode`` hands over a JSON object and arrays of exactly their declared size; the
+typed bodies' ``from_wire`` (``messages``) read every value through these checks, so it has
+the type and range the sensors, the ray caster and the camera renderer assume. Without them a
+negative triangle index in an int32 frame or a vertex at infinity would reach Embree's
 buffers, ``float('inf')`` would reach ``int()``, and a beam count of 10^12 would exhaust memory.
 Every failure is a ProtocolError naming the key, which the backend answers with ``Error``.
 """
@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 from typing import Any
 
-from arsim_core.config.sensors import COMPUTED_KINDS
 from arsim_core.errors import ProtocolError
 
 MAX_COORDINATE = 1e6  # |value| of a vertex, pose or mount coordinate [m or rad]
@@ -30,6 +29,9 @@ RATE_HZ = (1e-3, 1e6)
 MAX_FRAME_PERIOD_NS = 3_600_000_000_000  # an hour
 MAX_SEED = (1 << 64) - 1
 CAMERA_OUTPUTS = frozenset({'rgb', 'depth', 'semantic'})
+# The sensor types a backend renders; the others (an IMU, a GNSS, ...) a car's republisher
+# computes, and a backend lists, renders and asks for none of them.
+RENDERED_KINDS = frozenset({'camera', 'lidar2d', 'lidar3d'})
 
 
 def sensor(spec: dict[str, Any], car: str) -> int:
@@ -38,14 +40,12 @@ def sensor(spec: dict[str, Any], car: str) -> int:
     name = text(spec, 'name', car)
     where = f'{car}, sensor {show(name)}'
     kind = text(spec, 'type', where)
-    if kind in COMPUTED_KINDS:
-        return 0
+    if kind not in RENDERED_KINDS:
+        return 0  # computed, or a type the backend names unsupported when it makes the sensors
     number(spec, 'rate_hz', where, *RATE_HZ)
     numbers(spec, 'mount', 6, where, -MAX_COORDINATE, MAX_COORDINATE)
     if kind == 'camera':
         return _camera(spec, where)
-    if kind not in ('lidar2d', 'lidar3d'):
-        return 0  # the backend names the types it renders when it makes the sensors
     number(spec, 'range_min', where, 0.0, MAX_COORDINATE)
     number(spec, 'range_max', where, 0.0, MAX_COORDINATE, open_low=True)
     number(spec, 'noise_std', where, 0.0, MAX_COORDINATE, default=0.0)

@@ -45,7 +45,7 @@ import numpy as np
 from arsim_core.beams import frames_per_sample
 from arsim_core.config.sensors import GnssSpec, ImuSpec, WheelOdometrySpec
 from arsim_core.geometry import rotation_matrix
-from arsim_core.messages import FrameMeta
+from arsim_core.protocol.messages import FrameMeta
 from arsim_core.sensors.geodesy import enu_to_geodetic
 from arsim_core.sensors.kinematics import (
     PlanarState,

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core import protocol
 from arsim_core.config.scenario import Scenario
 from arsim_core.config.sensors import CameraSpec, Lidar2DSpec
 from arsim_core.engine.engine import Engine
 from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
+from arsim_core.protocol import framing
 
 PERIOD_S = 0.1  # snapshots at up to 10 Hz of wall time: enough to watch, light on the cores
 FLAT_OUT_PERIOD_S = 0.2  # while the simulation runs as fast as it can
@@ -91,7 +91,7 @@ class ViewFeed:
 
     # --- the loop's side -----------------------------------------------------------------
     def offer(self, time_ns: int, states: Mapping[str, CarState],
-              reply: protocol.Message) -> None:
+              reply: framing.Message) -> None:
         """A frame the loop fans out: keep its scans and images, snapshot when due."""
         arrays = reply.arrays
         for key, (car, spec) in self.scan_specs.items():

@@ -50,7 +50,7 @@ def run() -> list[tuple[str, float, str]]:
             'runs': runs, 'duration_s': duration_s, 'track': 'track', 'profile': 'car.yaml',
             'randomization': {'friction': [0.9, 1.1], 'scan_noise_std': [0.0, 0.01]}}))
         started = time.monotonic()
-        done = subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'generate',
+        done = subprocess.run([sys.executable, '-m', 'arsim_launch.dataset_cli', 'generate',
                                str(spec), str(folder / 'out')], capture_output=True, text=True,
                               check=False)
         elapsed = time.monotonic() - started

@@ -11,7 +11,7 @@ setup(
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
         # User commands also go to bin/, which colcon's setup.bash puts on the PATH.
-        ('bin', ['scripts/arsim-track', 'scripts/arsim-dataset']),
+        ('bin', ['scripts/arsim-track']),
     ],
     install_requires=['setuptools'],
     zip_safe=False,
@@ -23,7 +23,6 @@ setup(
         'console_scripts': [
             'backend = arsim_core.process.entrypoints:backend',
             'arsim-track = arsim_core.track.cli:main',
-            'arsim-dataset = arsim_core.dataset.cli:main',
         ],
     },
 )

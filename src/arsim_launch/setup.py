@@ -26,6 +26,8 @@ setup(
         (f'share/{PACKAGE}', ['package.xml']),
         (f'share/{PACKAGE}/launch', ['launch/sim.launch.py']),
         *tree('config'), *tree('maps'), *tree('rviz'),
+        # User commands also go to bin/, which colcon's setup.bash puts on the PATH.
+        ('bin', ['scripts/arsim-dataset']),
     ],
     install_requires=['setuptools'],
     zip_safe=False,
@@ -36,6 +38,7 @@ setup(
     entry_points={
         'console_scripts': [
             'sim = arsim_launch.__main__:main',
+            'arsim-dataset = arsim_launch.dataset_cli:main',
         ],
     },
 )

@@ -22,8 +22,7 @@ import shapely
 
 import arsim_core
 from arsim_core._jit import NUMBA_ENABLED, python_function
-from arsim_core.geometry import Footprint
-from arsim_core.race import (
+from arsim_core.engine.collisions import (
     BARRIER,
     MAX_GRID_CELLS,
     CollisionWorld,
@@ -36,6 +35,7 @@ from arsim_core.race import (
     quads_touch,
     segment_touches_quad,
 )
+from arsim_core.geometry import Footprint
 from arsim_core.track import LABEL_BARRIER, LABEL_ROAD, Track, load_track, track_mesh
 
 MAPS = Path(__file__).resolve().parents[2] / 'maps'
@@ -500,7 +500,7 @@ PURE_PYTHON_SCRIPT = '''
 import json, sys
 import numpy as np
 from arsim_core._jit import NUMBA_ENABLED
-from arsim_core.race import CollisionWorld, footprint_contacts
+from arsim_core.engine.collisions import CollisionWorld, footprint_contacts
 from arsim_core.track import load_track, track_mesh
 from pathlib import Path
 mesh = track_mesh(load_track('arsim_ring', Path(sys.argv[1])))

@@ -45,7 +45,7 @@ def coned_track(folder: Path) -> Path:
 
 
 def export(bag: Path, out: Path, fmt: str) -> None:
-    done = subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'export', str(bag),
+    done = subprocess.run([sys.executable, '-m', 'arsim_launch.dataset_cli', 'export', str(bag),
                            str(out), '--format', fmt], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr

@@ -53,7 +53,7 @@ def write_spec(folder: Path, name: str = 'spec.yaml', **changes: object) -> Path
 
 
 def generate(spec: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'generate',
+    return subprocess.run([sys.executable, '-m', 'arsim_launch.dataset_cli', 'generate',
                            str(spec), str(out), *args], capture_output=True, text=True,
                           timeout=600, cwd=spec.parent)
 
@@ -121,7 +121,7 @@ def test_a_batch_writes_a_complete_bag_per_run_side_by_side(workspace: Path) -> 
 
 def test_ctrl_c_stops_a_batch_and_the_same_command_resumes_it(workspace: Path) -> None:
     spec, out = write_spec(workspace, 'long.yaml', duration_s=3 * DURATION_S), workspace / 'cut'
-    batch = subprocess.Popen([sys.executable, '-m', 'arsim_core.dataset.cli', 'generate',
+    batch = subprocess.Popen([sys.executable, '-m', 'arsim_launch.dataset_cli', 'generate',
                               str(spec), str(out), '--workers', '1'], start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300

@@ -24,7 +24,7 @@ from sensor_msgs.msg import LaserScan
 from simharness import Probe, Simulation, installed_resources, ros_env, stop_process
 
 from arsim_core.config.scenario import CarSpec, Scenario, load_scenario
-from arsim_core.race import start_poses
+from arsim_core.engine.collisions import start_poses
 from arsim_core.track import load_track
 from arsim_msgs.msg import CarState, SimEvent
 from arsim_msgs.srv import ResetCars

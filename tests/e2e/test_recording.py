@@ -189,7 +189,7 @@ def test_a_killed_run_leaves_a_bag_whose_metadata_and_messages_read(simulation,
     assert len(scans) > 0 and len(scans[-1].ranges) == 1080
 
     # Made whole, it opens with rosbags, which needs every file's index.
-    done = subprocess.run([sys.executable, '-m', 'arsim_core.dataset.cli', 'recover', str(bag)],
+    done = subprocess.run([sys.executable, '-m', 'arsim_launch.dataset_cli', 'recover', str(bag)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     with AnyReader([bag]) as reader:

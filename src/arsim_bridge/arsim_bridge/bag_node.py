@@ -17,8 +17,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import serialize_message
 
 from arsim_bridge.ledger import type_name
+from arsim_core.config.recording import TopicSelection
 from arsim_core.recording.bag import BagWriter, recorded_qos
-from arsim_core.recording.settings import TopicSelection
 
 
 class BagRecording:

@@ -27,8 +27,8 @@ from arsim_bridge.ledger import CountingNode
 from arsim_bridge.sim_events import sim_event
 from arsim_core.dynamics import Vehicle, drive_command_problem
 from arsim_core.engine import car_steps
+from arsim_core.engine.collisions import start_poses
 from arsim_core.engine.referee import MODEL_ERROR, Event
-from arsim_core.race import start_poses
 from arsim_core.recording.ledger import dynamics_publisher
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from arsim_core.config.recording import new_directory_problem
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.errors import ConfigError
-from arsim_core.recording.settings import new_directory_problem
 
 if TYPE_CHECKING:
     from arsim_core.track import Track
@@ -67,7 +67,7 @@ def validate(scenario: Scenario) -> Track:
     Run by every launcher before anything starts, so such mistakes stop the launch with one
     message instead of surfacing in a node.
     """
-    from arsim_core.race import check_start_poses, start_poses
+    from arsim_core.engine.collisions import check_start_poses, start_poses
     from arsim_core.track import load_track
     from arsim_core.track.scene import scene_problem
 

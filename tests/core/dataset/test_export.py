@@ -73,7 +73,7 @@ def cli(*args: str, limit_bytes: int | None = None) -> subprocess.CompletedProce
             'if limit:\n'
             '    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n'
             '    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))\n'
-            'from arsim_core.dataset.cli import main\n'
+            'from arsim_launch.dataset_cli import main\n'
             'sys.exit(main(sys.argv[1:]))\n')
     return subprocess.run([sys.executable, '-c', code, *args], capture_output=True, text=True,
                           timeout=300)

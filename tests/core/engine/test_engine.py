@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from arsim_core.engine import CarState, Engine, Frame, Placement, TrackWorld
+from arsim_core.engine.collisions import BARRIER, CollisionWorld, start_poses
 from arsim_core.engine.referee import COLLISION, MODEL_ERROR, RESET
 from arsim_core.errors import ArsimError
-from arsim_core.race import BARRIER, CollisionWorld, start_poses
 
 WHEELBASE = 0.15875 + 0.17145  # lf + lr of config/cars/f1tenth.yaml [m]
 FRAMES = 200

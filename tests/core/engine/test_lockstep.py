@@ -29,6 +29,7 @@ from arsim_core.engine import (
     Placement,
     TrackWorld,
 )
+from arsim_core.engine.collisions import BARRIER, start_poses
 from arsim_core.engine.lockstep import PAUSED_POLL_S, RECORDING_LAG_FRAMES
 from arsim_core.engine.referee import BOUNCE_RESTITUTION, COLLISION, INVALID_STATE
 from arsim_core.engine.render import RenderPoses
@@ -36,7 +37,6 @@ from arsim_core.engine.schedule import SensorKey
 from arsim_core.errors import ArsimError
 from arsim_core.protocol import framing
 from arsim_core.protocol.messages import TrackRequest, UpdateReply
-from arsim_core.race import BARRIER, start_poses
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES, report_due
 from arsim_core.sensors.computed import ComputedSensors
 

@@ -16,8 +16,8 @@ from arsim_core.track import (
     rasterize,
     track_mesh,
 )
-from arsim_core.track.csvio import read_numeric_csv
 from arsim_core.track.generator import spline_track, track_problems
+from arsim_core.track.textfiles import read_numeric_csv
 
 
 @pytest.fixture(scope='module')

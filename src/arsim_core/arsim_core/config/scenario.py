@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from arsim_core.config.profile import CarProfile, load_profile
+from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
@@ -22,7 +23,6 @@ from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
 from arsim_core.protocol.appearance import KEYS as APPEARANCE_KEYS
 from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.protocol.appearance import AppearanceRanges
-from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.track.scene.build import MAX_DENSITY, SCENE_KINDS
 from arsim_core.yaml_fields import Section, describe_number, load_section, merge, parse_yaml
 
@@ -330,7 +330,7 @@ def _view(view: Section) -> ViewSettings:
 
 def _recording(recording: Section) -> RecordingSettings:
     """The recording settings. Whether the directory can be made is the launcher's check
-    (``recording.settings.new_directory_problem``): once the recorder has made it, the other
+    (``config.recording.new_directory_problem``): once the recorder has made it, the other
     processes load these settings too."""
     recording.reject_unknown({'directory', 'topics', 'topic_regex', 'storage', 'compression',
                               'bag_version', 'max_bag_size_mib', 'max_bag_duration_s'})

@@ -12,8 +12,9 @@ from arsim_core.engine.race_metrics import CarRaceStatus, RaceMetrics
 from arsim_core.engine.referee import Event, Judgement, Placement, Referee
 from arsim_core.engine.render import InProcessRenderer, ProtocolRenderer, Renderer
 from arsim_core.engine.schedule import SensorSchedule
-from arsim_core.engine.state import CarState, Pose2D, StateTable
+from arsim_core.engine.state import CarState, StateTable
 from arsim_core.engine.world import TrackWorld
+from arsim_core.geometry import Pose2D
 
 __all__ = [
     'CarRaceStatus', 'CarState', 'Drivers', 'Engine', 'Event', 'Frame', 'InProcessRenderer',

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from arsim_core.dynamics import ModelDivergedError, Vehicle
 from arsim_core.engine.referee import MODEL_ERROR, RESET, Event
-from arsim_core.engine.state import Pose2D
+from arsim_core.geometry import Pose2D
 
 
 def place(vehicle: Vehicle, car: str, pose: Pose2D, speed: float = 0.0) -> Event:

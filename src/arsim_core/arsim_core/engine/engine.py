@@ -26,6 +26,7 @@ from arsim_core.config.scenario import Scenario
 from arsim_core.dynamics import Vehicle, VehicleConfig, drive_command_problem
 from arsim_core.dynamics.fleet import Fleet
 from arsim_core.engine import car_steps
+from arsim_core.engine.collisions import CollisionWorld
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MissionControl
 from arsim_core.engine.race_metrics import RaceMetrics
@@ -43,13 +44,12 @@ from arsim_core.engine.state import (
     COLUMNS,
     PLANAR,
     CarState,
-    Pose2D,
     StateTable,
     state_rows,
 )
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
-from arsim_core.race import CollisionWorld
+from arsim_core.geometry import Pose2D
 from arsim_core.sensors.computed import ComputedSensors
 
 # A state faster than this many times the car's top speed is not a car's: refused.

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import shapely
 
+from arsim_core.engine.collisions import footprint_polygon
 from arsim_core.engine.cones import ConeHit
 from arsim_core.engine.referee import Event
 from arsim_core.engine.world import TrackWorld
 from arsim_core.geometry import Footprint
-from arsim_core.race import footprint_polygon
 from arsim_core.track.fs import rules
 from arsim_core.track.fs.referee import AsState, MissionReferee, MissionResult
 from arsim_core.track.geometry import left_normals

@@ -24,9 +24,9 @@ import numpy as np
 
 from arsim_core._jit import kernel
 from arsim_core.errors import ArsimError, ConfigError
+from arsim_core.geometry import Pose2D
 from arsim_core.track.geometry import arc_length, closed_length
 
-Pose2D = tuple[float, float, float]
 
 class Course(Protocol):
     """What the metrics need of a track (a ``Track`` or the engine's ``TrackWorld``)."""

@@ -31,6 +31,7 @@ import numpy as np
 
 from arsim_core.dynamics import VehicleConfig
 from arsim_core.engine.engine import Engine
+from arsim_core.geometry import Pose2D
 from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
 from arsim_core.yaml_fields import Section, load_section
@@ -44,7 +45,6 @@ LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True)
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
           'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False)}
 Range = tuple[float, float]
-Pose2D = tuple[float, float, float]
 
 
 @dataclass(frozen=True)

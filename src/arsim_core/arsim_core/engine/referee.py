@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core.config.scenario import CarSpec, CollisionSettings
-from arsim_core.engine.state import CarState, Pose2D
-from arsim_core.race import BARRIER, CollisionWorld, start_poses
+from arsim_core.engine.collisions import BARRIER, CollisionWorld, start_poses
+from arsim_core.engine.state import CarState
+from arsim_core.geometry import Pose2D
 
 BOUNCE_RESTITUTION = 0.5  # share of the speed a car keeps, reversed, after a bounce
 

@@ -9,8 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arsim_core.backend.timeline import PoseRows
-
-Pose2D = tuple[float, float, float]  # x [m], y [m], yaw [rad] of base_link in the world frame
+from arsim_core.geometry import Pose2D
 
 
 class CarState(NamedTuple):

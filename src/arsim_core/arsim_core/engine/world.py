@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core.config.scenario import SceneSettings
-from arsim_core.engine.state import Pose2D
+from arsim_core.geometry import Pose2D
 from arsim_core.protocol.messages import TrackRequest
 from arsim_core.track import Track, track_mesh
 from arsim_core.track.fs.mission import Mission

@@ -49,9 +49,9 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES
 from arsim_core.errors import ArsimError
 from arsim_core.recording import sqlite_file
-from arsim_core.recording.settings import BAG_VERSIONS, STORAGE_NAMES
 
 if TYPE_CHECKING:
     from arsim_core.config.scenario import RecordingSettings

@@ -16,7 +16,7 @@ import numpy as np
 
 from arsim_core.errors import TrackError
 from arsim_core.track import geometry
-from arsim_core.track.csvio import read_numeric_csv, write_tum_centerline
+from arsim_core.track.csvio import write_tum_centerline
 from arsim_core.track.fs.mission import KINDS as FS_MISSIONS
 from arsim_core.track.loaders import (
     MESH_SUFFIXES,
@@ -26,6 +26,7 @@ from arsim_core.track.loaders import (
     track_from_centerline,
 )
 from arsim_core.track.model import Track
+from arsim_core.track.textfiles import read_numeric_csv
 
 
 def _load(args: argparse.Namespace, spec: str) -> Track:

@@ -7,7 +7,6 @@ reported with the file and the line number a user has to fix.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from arsim_core.track.model import (
     LABEL_CONE_YELLOW,
     Cones,
 )
+from arsim_core.track.textfiles import CsvTable, read_numeric_csv, write_lines
 
 TUM_HEADER = '# x_m,y_m,w_tr_right_m,w_tr_left_m'
 CONES_HEADER = '# x_m,y_m,class'
@@ -31,55 +31,6 @@ CONE_CLASSES = {
     'big_orange': LABEL_CONE_BIG_ORANGE,
 }
 """Cone class names of a cones CSV and their labels."""
-
-
-@dataclass(frozen=True)
-class CsvTable:
-    """Numeric rows of a CSV file and the 1-based file line each row came from."""
-
-    values: np.ndarray
-    lines: tuple[int, ...]
-
-
-def read_numeric_csv(path: Path, columns: int, what: str) -> CsvTable:
-    """Read a comma- or semicolon-separated numeric file with exactly ``columns`` columns.
-
-    Lines starting with ``#`` and blank lines are skipped; anything else must be numbers.
-    Raises one ``TrackError`` naming the file and line of the first bad row.
-    """
-    try:
-        text = Path(path).read_text(encoding='utf-8')
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f'{path}: cannot read {what}: {exc}'
-        raise TrackError(msg) from exc
-    rows: list[list[float]] = []
-    lines: list[int] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith('#'):
-            continue
-        sep = ';' if ';' in line else ','
-        cells = [c.strip() for c in line.split(sep)]
-        if len(cells) != columns:
-            msg = (
-                f'{path}:{lineno}: {what} needs {columns} columns, found {len(cells)}: '
-                f'{line[:80]!r}'
-            )
-            raise TrackError(msg)
-        try:
-            row = [float(c) for c in cells]
-        except ValueError as exc:
-            msg = f'{path}:{lineno}: {what} has a value that is not a number: {line[:80]!r}'
-            raise TrackError(msg) from exc
-        if not all(math.isfinite(v) for v in row):
-            msg = f'{path}:{lineno}: {what} has NaN or infinite values: {line[:80]!r}'
-            raise TrackError(msg)
-        rows.append(row)
-        lines.append(lineno)
-    if not rows:
-        msg = f'{path}: {what} has no data rows'
-        raise TrackError(msg)
-    return CsvTable(np.asarray(rows, dtype=float), tuple(lines))
 
 
 def validate_closed_centerline(table: CsvTable, path: Path) -> CsvTable:
@@ -145,19 +96,6 @@ def write_tum_centerline(
     data = np.column_stack([centerline, width_right, width_left])
     lines = [TUM_HEADER] + [f'{x:.6f},{y:.6f},{wr:.6f},{wl:.6f}' for x, y, wr, wl in data]
     return write_lines(path, lines, 'centerline')
-
-
-def write_lines(path: Path, lines: list[str], what: str) -> Path:
-    """Write ``lines`` to ``path`` (its folder made if needed); a failure is a TrackError
-    naming the file and ``what`` it was to hold."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
-    except OSError as exc:
-        msg = f'{path}: cannot write {what}: {exc}'
-        raise TrackError(msg) from exc
-    return path
 
 
 def write_cones_csv(path: Path, cones: Cones) -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track.csvio import write_lines
+from arsim_core.track.textfiles import read_numeric_csv, write_lines
 from arsim_core.yaml_fields import Section, load_section
 
 KINDS = ('acceleration', 'skidpad', 'autocross', 'trackdrive')
@@ -134,8 +134,6 @@ def _read_points(doc: Section, key: str, count: int | None) -> np.ndarray:
 
 def read_mission(path: Path, scale: float = 1.0) -> Mission:
     """Read a mission file; every problem is one ``TrackError`` naming the file and key."""
-    from arsim_core.track.csvio import read_numeric_csv
-
     doc = load_section(path, TrackError)
     doc.reject_unknown(MISSION_KEYS)
     kind = doc.string('kind', choices=KINDS)

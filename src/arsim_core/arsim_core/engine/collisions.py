@@ -17,9 +17,8 @@ from arsim_core import labels as semantic
 from arsim_core._jit import kernel
 from arsim_core.config.scenario import CarSpec
 from arsim_core.errors import ConfigError
-from arsim_core.geometry import Footprint
+from arsim_core.geometry import Footprint, Pose2D
 
-Pose2D = tuple[float, float, float]
 BARRIER = 'barrier'
 
 

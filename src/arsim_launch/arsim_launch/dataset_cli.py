@@ -1,5 +1,8 @@
 """``arsim-dataset``: labelled datasets from recorded bags (docs/datasets.md). Errors print one
-line and exit with status 1."""
+line and exit with status 1.
+
+It lives with the launcher, not in arsim_core, because ``generate`` simulates through the ROS
+nodes' publishing code; ``export`` and ``recover`` are arsim_core's and need no ROS."""
 
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     """The batch runs simulate through the ROS nodes' publishing code (rclpy's message types,
-    no DDS), which lives with the launcher."""
+    no DDS), imported only here so that ``export`` and ``recover`` run without ROS."""
     from arsim_launch.generate import generate, summary
 
     stop = stop_on_signals()  # SIGTERM stops the batch as Ctrl-C does

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,13 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
-from simharness import Simulation, free_port, installed_resources, stop_drivers  # noqa: E402
+from simharness import (  # noqa: E402
+    Simulation,
+    backend_process,
+    free_port,
+    installed_resources,
+    stop_drivers,
+)
 
 from arsim_core.protocol.client import BackendClient  # noqa: E402
 
@@ -36,15 +41,18 @@ def shared_tracks() -> Path:
 
 @pytest.fixture
 def backend() -> Iterator[BackendClient]:
-    """The embedded backend as its own process, on a real socket."""
-    address = f'tcp://127.0.0.1:{free_port()}'
-    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
-                                '--address', address])
-    client = BackendClient(address, timeout_s=30.0)
-    yield client
-    client.close()
-    process.terminate()
-    assert process.wait(10) == 0
+    """A backend process of the test's own (for tests that stop it or leave it mid-request)."""
+    with backend_process() as client:
+        yield client
+
+
+@pytest.fixture(scope='module')
+def module_backend() -> Iterator[BackendClient]:
+    """One backend process for a module's tests, each beginning its own session with its
+    InitialSettings, as a bridge does on a restart: a process start costs seconds, a session
+    nothing, and a session must not depend on what came before it."""
+    with backend_process() as client:
+        yield client
 
 
 @pytest.fixture(autouse=True)

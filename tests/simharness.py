@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from arsim_core.protocol.client import BackendClient
+
 _DOMAIN_LOCKS: list[int] = []  # open lock files: each holds one DDS domain for this process
 _DRIVERS: list[subprocess.Popen] = []  # started by driver_process, not stopped yet
 _PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # looked up once: a child only calls it
@@ -239,3 +241,19 @@ def stop_process(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s
             (kill or process.kill)()
             process.wait()
     return process.returncode
+
+
+@contextmanager
+def backend_process(**env: str) -> Iterator[BackendClient]:
+    """The embedded backend as its own process (``env`` added to its environment), on a real
+    socket; it must exit cleanly when terminated at the end."""
+    address = f'tcp://127.0.0.1:{free_port()}'
+    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
+                                '--address', address], env={**os.environ, **env})
+    client = BackendClient(address, timeout_s=30.0)
+    try:
+        yield client
+    finally:
+        client.close()
+        process.terminate()
+    assert process.wait(10) == 0

@@ -5,21 +5,17 @@ geometry; with OpenGL and with the ray-cast fallback."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from scenes import HALF, HEIGHT, initial_settings, update
-from simharness import free_port
+from simharness import backend_process
 
 from arsim_core import labels
 from arsim_core.geometry import rotation_matrix
 from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
 from arsim_core.protocol import framing
 from arsim_core.protocol.appearance import DEFAULT, sky_colors
-from arsim_core.protocol.client import BackendClient
 
 PERIOD = 50_000_000
 WIDTH, HEIGHT_PX, FOV = 320, 240, 1.4
@@ -30,17 +26,11 @@ CAMERA = {'name': 'cam', 'type': 'camera', 'rate_hz': 20.0, 'mount': [0, 0, CAM_
 K = Intrinsics.from_fov(WIDTH, HEIGHT_PX, FOV)
 
 
-@pytest.fixture(params=['opengl', 'rays'])
+@pytest.fixture(params=['opengl', 'rays'], scope='module')
 def camera_backend(request):
-    address = f'tcp://127.0.0.1:{free_port()}'
-    env = {**os.environ, 'ARSIM_CAMERA_RENDERER': request.param}
-    process = subprocess.Popen([sys.executable, '-m', 'arsim_core.backend.server',
-                                '--address', address], env=env)
-    client = BackendClient(address, timeout_s=30.0)
-    yield client
-    client.close()
-    process.terminate()
-    assert process.wait(10) == 0
+    """One backend process per camera renderer for the module (each test its own session)."""
+    with backend_process(ARSIM_CAMERA_RENDERER=request.param) as client:
+        yield client
 
 
 def render(client, poses: dict[str, list[float]] | None = None, camera: dict | None = None,

@@ -36,11 +36,11 @@ def expected_ranges(pose: list[float], columns_origin: np.ndarray | None = None)
     return out
 
 
-def test_3d_ranges_match_analytic_distances(backend) -> None:
-    ready = initial_settings(backend, [LIDAR3D])
+def test_3d_ranges_match_analytic_distances(module_backend) -> None:
+    ready = initial_settings(module_backend, [LIDAR3D])
     assert ready.header['sensors'] == [{'car': 'ego', 'sensor': 'os', 'type': 'lidar3d'}]
     pose = [0.7, -1.3, 0.0, 0.0, 0.0, 0.4]
-    reply = update(backend, 1, PERIOD, {'ego': pose}, ['os'])
+    reply = update(module_backend, 1, PERIOD, {'ego': pose}, ['os'])
     meta = framing.frame_meta(reply)
     assert meta['ego/os']['encoding'] == 'ranges'
     assert meta['ego/os']['stamp_ns'] == 0  # the revolution that ended at this frame
@@ -53,10 +53,10 @@ def test_3d_ranges_match_analytic_distances(backend) -> None:
     assert np.all(np.isposinf(ranges[~hit]))  # REP-117: no return within range_max
 
 
-def test_too_close_and_too_far_follow_rep117(backend) -> None:
-    initial_settings(backend, [{**LIDAR3D, 'range_min': 3.0, 'range_max': 6.0}])
+def test_too_close_and_too_far_follow_rep117(module_backend) -> None:
+    initial_settings(module_backend, [{**LIDAR3D, 'range_min': 3.0, 'range_max': 6.0}])
     pose = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    ranges = update(backend, 1, PERIOD, {'ego': pose}, ['os']).arrays['ego/os']
+    ranges = update(module_backend, 1, PERIOD, {'ego': pose}, ['os']).arrays['ego/os']
     expected = expected_ranges(pose)
     assert np.all(np.isneginf(ranges[expected < 3.0]))
     assert np.all(np.isposinf(ranges[~(expected <= 6.0)]))
@@ -64,11 +64,11 @@ def test_too_close_and_too_far_follow_rep117(backend) -> None:
     np.testing.assert_allclose(ranges[inside], expected[inside], atol=1e-3)
 
 
-def test_a_moving_car_distorts_its_cloud_column_by_column(backend) -> None:
-    initial_settings(backend, [LIDAR3D])
+def test_a_moving_car_distorts_its_cloud_column_by_column(module_backend) -> None:
+    initial_settings(module_backend, [LIDAR3D])
     start, end = [-1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    update(backend, 1, PERIOD, {'ego': start}, [])
-    reply = update(backend, 2, 2 * PERIOD, {'ego': end}, ['os'])
+    update(module_backend, 1, PERIOD, {'ego': start}, [])
+    reply = update(module_backend, 2, 2 * PERIOD, {'ego': end}, ['os'])
     assert framing.frame_meta(reply)['ego/os']['stamp_ns'] == PERIOD
     ranges = reply.arrays['ego/os']
     # column j is measured at PERIOD + j/256 PERIOD, while the car drives from start to end
@@ -82,10 +82,10 @@ def test_a_moving_car_distorts_its_cloud_column_by_column(backend) -> None:
     assert np.abs(ranges[both] - undistorted[both]).max() > 0.5
 
 
-def test_noise_and_dropout_have_the_configured_statistics(backend) -> None:
-    initial_settings(backend, [{**LIDAR3D, 'noise_std': 0.02, 'dropout': 0.1}])
+def test_noise_and_dropout_have_the_configured_statistics(module_backend) -> None:
+    initial_settings(module_backend, [{**LIDAR3D, 'noise_std': 0.02, 'dropout': 0.1}])
     pose = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    ranges = update(backend, 1, PERIOD, {'ego': pose}, ['os']).arrays['ego/os']
+    ranges = update(module_backend, 1, PERIOD, {'ego': pose}, ['os']).arrays['ego/os']
     expected = expected_ranges(pose)
     dropped = np.isnan(ranges)
     assert 0.07 < dropped.mean() < 0.13
@@ -94,10 +94,10 @@ def test_noise_and_dropout_have_the_configured_statistics(backend) -> None:
     assert abs(error.mean()) < 0.003 and 0.017 < error.std() < 0.023
 
 
-def test_intensity_and_reflectivity_follow_the_surface(backend) -> None:
-    initial_settings(backend, [LIDAR3D], split_label=labels.CONE_BLUE)
+def test_intensity_and_reflectivity_follow_the_surface(module_backend) -> None:
+    initial_settings(module_backend, [LIDAR3D], split_label=labels.CONE_BLUE)
     pose = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    reply = update(backend, 1, PERIOD, {'ego': pose}, ['os'])
+    reply = update(module_backend, 1, PERIOD, {'ego': pose}, ['os'])
     ranges = reply.arrays['ego/os']
     intensity = reply.arrays['ego/os/intensity']
     reflectivity = reply.arrays['ego/os/reflectivity']
@@ -115,12 +115,13 @@ def test_intensity_and_reflectivity_follow_the_surface(backend) -> None:
 
 
 @pytest.mark.parametrize('visible', [True, False])
-def test_other_cars_are_seen_but_not_the_own_one(backend, visible: bool) -> None:
+def test_other_cars_are_seen_but_not_the_own_one(module_backend, visible: bool) -> None:
     footprints = {'ego': [0.6, 0.4, 1.0], 'rival': [0.6, 0.4, 1.0]}
-    initial_settings(backend, [LIDAR3D], footprints, cars_visible=visible, others=('rival',))
+    initial_settings(module_backend, [LIDAR3D], footprints, cars_visible=visible, others=('rival',))
     ego = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     rival = [2.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # its rear face at x = 1.7
-    ranges = update(backend, 1, PERIOD, {'ego': ego, 'rival': rival}, ['os']).arrays['ego/os']
+    ranges = update(module_backend, 1, PERIOD, {'ego': ego, 'rival': rival},
+                    ['os']).arrays['ego/os']
     directions = beams.spinning_directions(math.pi, -2 * math.pi / 256, 256, ELEVATIONS)
     ahead = 128  # azimuth 0
     assert abs(directions[7, ahead, 1]) < 1e-9
@@ -135,33 +136,34 @@ def test_other_cars_are_seen_but_not_the_own_one(backend, visible: bool) -> None
     assert ranges[level, behind] > 4.0
 
 
-def test_2d_scans_carry_intensities(backend) -> None:
+def test_2d_scans_carry_intensities(module_backend) -> None:
     scan = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 20.0, 'mount': [0, 0, 0.5, 0, 0, 0],
             'beams': 360, 'angle_min': -math.pi, 'angle_increment': 2 * math.pi / 360,
             'range_min': 0.1, 'range_max': 30.0, 'noise_std': 0.0}
-    initial_settings(backend, [scan])
-    reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['scan'])
+    initial_settings(module_backend, [scan])
+    reply = update(module_backend, 1, PERIOD, {'ego': [0.0] * 6}, ['scan'])
     meta = framing.frame_meta(reply)
     assert meta['ego/scan/intensity']['encoding'] == 'intensity'
     assert meta['ego/scan']['stamp_ns'] == PERIOD
     assert np.all(reply.arrays['ego/scan/intensity'] > 0)
 
 
-def test_computed_sensors_are_ignored_by_the_backend(backend) -> None:
+def test_computed_sensors_are_ignored_by_the_backend(module_backend) -> None:
     imu = {'name': 'imu', 'type': 'imu', 'rate_hz': 20.0, 'mount': [0, 0, 0, 0, 0, 0]}
-    ready = initial_settings(backend, [LIDAR3D, imu])
+    ready = initial_settings(module_backend, [LIDAR3D, imu])
     assert [s['sensor'] for s in ready.header['sensors']] == ['os']
-    reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['imu', 'os'])
+    reply = update(module_backend, 1, PERIOD, {'ego': [0.0] * 6}, ['imu', 'os'])
     assert set(reply.arrays) == {'ego/os', 'ego/os/intensity', 'ego/os/reflectivity'}
 
 
-def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(backend) -> None:
+def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(module_backend) -> None:
     footprints = {'ego': [0.6, 0.4, 1.0], 'rival': [0.6, 0.4, 1.0]}
-    initial_settings(backend, [LIDAR3D], footprints, frame_period_ns=PERIOD // 2,
+    initial_settings(module_backend, [LIDAR3D], footprints, frame_period_ns=PERIOD // 2,
                      others=('rival',))
     ego = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    update(backend, 1, PERIOD // 2, {'ego': ego, 'rival': [0.0, 2.0, 0.0, 0.0, 0.0, 0.0]}, [])
-    ranges = update(backend, 2, PERIOD, {'ego': ego, 'rival': [0.0, -2.0, 0.0, 0.0, 0.0, 0.0]},
+    left, right = [0.0, 2.0, 0.0, 0.0, 0.0, 0.0], [0.0, -2.0, 0.0, 0.0, 0.0, 0.0]
+    update(module_backend, 1, PERIOD // 2, {'ego': ego, 'rival': left}, [])
+    ranges = update(module_backend, 2, PERIOD, {'ego': ego, 'rival': right},
                     ['os']).arrays['ego/os']
     directions = beams.spinning_directions(math.pi, -2 * math.pi / 256, 256, ELEVATIONS)
     level, left, right = 7, 64, 192  # azimuth +90 deg at 12.5 ms, -90 deg at 37.5 ms
@@ -172,9 +174,9 @@ def test_columns_see_other_cars_where_they_were_in_the_frame_of_their_time(backe
     assert ranges[level, 0] > 4.0 and ranges[level, 128] > 4.0  # behind and ahead: walls
 
 
-def test_labels_name_what_each_return_hit_when_asked_for(backend) -> None:
-    initial_settings(backend, [{**LIDAR3D, 'labels': True, 'dropout': 0.2}])
-    reply = update(backend, 1, PERIOD, {'ego': [0.3, 0.2, 0.0, 0.0, 0.0, 0.0]}, ['os'])
+def test_labels_name_what_each_return_hit_when_asked_for(module_backend) -> None:
+    initial_settings(module_backend, [{**LIDAR3D, 'labels': True, 'dropout': 0.2}])
+    reply = update(module_backend, 1, PERIOD, {'ego': [0.3, 0.2, 0.0, 0.0, 0.0, 0.0]}, ['os'])
     assert framing.frame_meta(reply)['ego/os/labels']['encoding'] == 'labels'
     ranges, point_labels = reply.arrays['ego/os'], reply.arrays['ego/os/labels']
     reflectivity = reply.arrays['ego/os/reflectivity']
@@ -188,7 +190,7 @@ def test_labels_name_what_each_return_hit_when_asked_for(backend) -> None:
     np.testing.assert_array_equal(reflectivity[returned], expected)
 
 
-def test_no_labels_are_sent_unless_asked_for(backend) -> None:
-    initial_settings(backend, [LIDAR3D])
-    reply = update(backend, 1, PERIOD, {'ego': [0.0] * 6}, ['os'])
+def test_no_labels_are_sent_unless_asked_for(module_backend) -> None:
+    initial_settings(module_backend, [LIDAR3D])
+    reply = update(module_backend, 1, PERIOD, {'ego': [0.0] * 6}, ['os'])
     assert 'ego/os/labels' not in reply.arrays

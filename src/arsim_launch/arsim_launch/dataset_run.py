@@ -49,7 +49,7 @@ from arsim_core.track import Track
 from arsim_launch.arguments import launch_overrides
 from arsim_launch.nodes import validate
 from arsim_launch.resources import resources_dir
-from arsim_msgs.msg import RaceStatus
+from arsim_msgs.msg import CarState, RaceStatus
 
 DRIVERS = ('follow_the_gap', 'none')
 
@@ -194,9 +194,10 @@ class _Writer:
         track_outputs = TrackOutputs(self.recording.node(
             '/arsim', {'map': topics.map_topic, 'track': topics.track_topic}), scenario)
         track_outputs.publish(track_outputs.build(track))
-        # what the objects sensors hear from each car's dynamics, on its resolved topic
-        self.state_topics = {car.name: bridge.resolve(car.names.state_topic)
-                             for car in scenario.cars}
+        # each car's state, as its dynamics node publishes it in a live run
+        self.state_pubs = {car.name: bridge.create_publisher(CarState, car.names.state_topic,
+                                                             qos.STREAM)
+                           for car in scenario.cars}
         self._checkpoint_ns = 0
 
     def _car_node(self, odom_topic: str) -> BagNode:
@@ -205,10 +206,9 @@ class _Writer:
     def write(self, frame: Frame) -> None:
         self.recording.time_ns = frame.time_ns
         self.clock.publish(Clock(clock=to_time(frame.time_ns)))
-        for car, topic in self.state_topics.items():
-            if topic in self.recording.subscribers:
-                self.recording.deliver(topic, car_state_message(
-                    car, self.engine.vehicles[car], frame.time_ns, self.world_frame))
+        for car, publisher in self.state_pubs.items():
+            publisher.publish(car_state_message(car, self.engine.vehicles[car], frame.time_ns,
+                                                self.world_frame))
         sensors = self.renderer.take()
         computed = self._computed(frame)
         for name, outputs in self.cars.items():

@@ -60,6 +60,7 @@ CASES: dict[str, dict[str, Any]] = {
     'randomized': {'randomization': DYNAMICS},
     'per-car-reward': {'reward': Gained(), 'randomization': JITTER},
     'batched-reward': {'reward': Speedy, 'max_time': 1.7},
+    'accel-actions': {'action': 'accel', 'max_time': 1.2},
     'separate-2-cars': {'num_cars': 2, 'opponents': 'none', 'reward': Gained(),
                         'max_time': 2.5},
 }
@@ -259,3 +260,23 @@ def test_computed_sensors_are_observed_in_their_layouts(observe: tuple[str, ...]
         assert env.observation_space.contains(obs)
     finally:
         env.close()
+
+
+def test_a_single_env_steps_the_race_its_reset_rebuilt(make_env: MakeEnv) -> None:
+    """A reset that draws another car count builds a new engine; the steps after it must
+    drive that one, not the engine it replaced."""
+    env = make_env(randomization={'opponents': [0, 2]}, opponents='none')
+    env.reset(seed=0)
+    counts = set()
+    for _ in range(8):
+        before = env.engine
+        obs, _ = env.reset()
+        counts.add(len(env.names))
+        start = obs['pose'].copy()
+        for _ in range(20):
+            obs, *_ = env.step(np.array([0.0, 2.0], np.float32))
+        assert env.engine.time_ns == 20 * round(0.01 * 1e9), 'the new engine did not step'
+        assert not np.array_equal(obs['pose'], start), 'the ego did not move'
+        if env.engine is not before:
+            break
+    assert env.engine is not before, f'no reset rebuilt the race (car counts {counts})'

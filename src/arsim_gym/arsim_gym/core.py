@@ -79,7 +79,7 @@ class RaceStep(NamedTuple):
     """What one step of the core gives every face, one row per controlled car (``rows``)
     or one per race (``races``)."""
 
-    observation: dict[str, np.ndarray]  # rows
+    observation: dict[str, np.ndarray]  # rows; one car's, without the row axis: ``unbatched``
     rewards: np.ndarray  # rows
     collided: np.ndarray  # rows
     terminated: np.ndarray  # races: a controlled car of the race collided
@@ -150,8 +150,15 @@ class RaceCore:
         self.rngs = [np.random.default_rng() for _ in range(races)]
         self._make_spaces()
         self._status_cache: list[CarRaceStatus] | None = None
-        # the observation of a one-car race without the row axis, where that was made
-        self.one_observation: dict[str, np.ndarray] | None = None
+        # One race of one controlled car (the single environment's usual case): stepped in
+        # Python floats, as the arrays of the general path cost more than the rest of the
+        # step's Python. The same arithmetic, so the same values, as a row of the general path.
+        # (Its Sim is sims[0], read each step: a reset may build the race anew.)
+        self.lone = self.rows == 1 and not self.packed
+        self._speed = options.action == 'speed'
+        # Set by a face that reads a lone race's observation without the row axis (the single
+        # environment): the observation is then made that way, not made and then unwrapped.
+        self.unbatched = False
 
     # --- construction -----------------------------------------------------------------------
     def _setup(self, track: str | Track | None, num_cars: int | None) -> RaceSetup:
@@ -300,6 +307,8 @@ class RaceCore:
         ``restart`` (a vector env's autoreset) ignore theirs and begin new episodes instead,
         with reward 0 and neither flag set. The cars in ``hold`` keep their last command."""
         rows = np.asarray(actions, dtype=np.float64).reshape(self.rows, 2)
+        if self.lone and restart is None and hold is None:
+            return self._step_lone(self.sims[0], rows)
         if hold is not None:
             rows = np.where(hold[:, None], 0.0, rows)
         usable = self._usable(rows)
@@ -349,7 +358,40 @@ class RaceCore:
             truncated &= ~restart
         return self._result(race, rewards, terminated, truncated)
 
-    def _usable(self, rows: np.ndarray) -> np.ndarray:
+    def _step_lone(self, sim: Sim, rows: np.ndarray) -> RaceStep:
+        """``step`` of a lone race (``self.lone``, ``sim``) with no restart or hold: the
+        general path's steps in the same order, on Python floats and one-element arrays."""
+        (a0, a1), = rows.tolist()
+        (low0, low1), (high0, high1) = self._bounds_floats
+        if low0 <= a0 <= high0 and low1 <= a1 <= high1:  # NaN fails: ignored below
+            vehicle = sim.engine.vehicles[sim.controlled[0]]
+            if self._speed:
+                vehicle.set_ackermann(a1, a0)
+            else:
+                vehicle.set_inputs(a0, a1)
+        else:
+            self._usable(rows, depth=5)  # the warning, at the caller of the env's step
+        if sim.policies:
+            _drive_opponents(sim)
+        frame = sim.frame = sim.engine.advance()
+        sim.sensors = frame.sensors
+        self._status_cache = None
+        touching = frame.judgement.new_contacts
+        hit = bool(touching) and sim.controlled[0] in touching
+        collided = np.array((hit,))
+        race = self.race_rows(collided)
+        rewards = self.reward(race)
+        if type(rewards) is not np.ndarray or rewards.dtype != np.float64:
+            rewards = np.asarray(rewards, dtype=np.float64)
+        rewards = rewards.reshape(1)
+        o = self.options
+        time = sim.engine.time_ns * 1e-9
+        truncated = (o.max_time is not None and time >= o.max_time - 1e-9) or \
+            (o.max_laps is not None and int(race.laps[0]) >= o.max_laps)
+        return RaceStep(self._observe(), rewards, collided, np.array((hit,)),
+                        np.array((truncated,)), np.array((time,)))
+
+    def _usable(self, rows: np.ndarray, depth: int = 4) -> np.ndarray:
         """Which action rows can be applied. NaN and out-of-range rows are ignored with a
         warning, as on the ROS drive topics: the car keeps its last command."""
         low, high = self._bounds
@@ -364,11 +406,11 @@ class RaceCore:
         for i in np.flatnonzero(~usable).tolist():
             a0, a1 = rows[i].tolist()
             if not (math.isfinite(a0) and math.isfinite(a1)):
-                warnings.warn(f'ignoring a non-finite action ({a0}, {a1})', stacklevel=4)
+                warnings.warn(f'ignoring a non-finite action ({a0}, {a1})', stacklevel=depth)
             else:
                 warnings.warn(f'ignoring an action ({a0:g}, {a1:g}) outside the action space '
                               f'[{self.action_low.tolist()}, {self.action_high.tolist()}]',
-                              stacklevel=4)
+                              stacklevel=depth)
         return np.asarray(usable)
 
     def _command(self, sim: Sim, rows: np.ndarray, usable: np.ndarray) -> None:
@@ -437,7 +479,10 @@ class RaceCore:
         """Every controlled car's race record, one per row; in a packed race each car races
         alone (position 1)."""
         if self._status_cache is None:
-            if self.packed:
+            if self.lone:
+                sim = self.sims[0]
+                self._status_cache = [sim.metrics.status(sim.controlled[0])]
+            elif self.packed:
                 sim = self.sims[0]
                 self._status_cache = [status._replace(position=1) for status
                                       in sim.metrics.statuses(sim.names).values()]
@@ -492,7 +537,6 @@ class RaceCore:
                         self.episode_time())
 
     def _observe(self) -> dict[str, np.ndarray]:
-        self.one_observation = None
         sims = self.sims
         low, high = self.scan_range
         if len(sims) == 1 and len(sims[0].controlled) == 1:
@@ -528,7 +572,7 @@ class RaceCore:
 
     def _observe_one(self, sim: Sim) -> dict[str, np.ndarray]:
         """``_observe`` of a race of one controlled car, from its state record: a third of
-        the array calls, the same values."""
+        the array calls, the same values; without the row axis where ``unbatched``."""
         low, high = self.scan_range
         car = sim.controlled[0]
         s = sim.engine.states[car]
@@ -548,7 +592,8 @@ class RaceCore:
         }
         for key, name in self.extra.items():  # renderers reuse their buffers: copied
             one[key] = sim.sensors[f'{car}/{name}'].copy()
-        self.one_observation = one
+        if self.unbatched:
+            return one
         return {key: value[None] for key, value in one.items()}
 
     def close(self) -> None:

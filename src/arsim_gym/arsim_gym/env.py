@@ -41,6 +41,7 @@ class RaceEnv(gymnasium.Env):
         self.render_mode = self.options.render_mode
         self.core = RaceCore(self.options, 1)
         self.core.rngs[0] = self.np_random
+        self.core.unbatched = self.options.control != 'all'
         lead = (self.core.per_race,) if self.options.control == 'all' else ()
         self.action_space = _lead(self.core.car_action_space, lead)
         self.observation_space = spaces.Dict({
@@ -98,12 +99,8 @@ class RaceEnv(gymnasium.Env):
                 bool(result.terminated[0]), bool(result.truncated[0]), self._info(result))
 
     def _observation(self, result: RaceStep) -> dict[str, np.ndarray]:
-        if self.options.control == 'all':
-            return result.observation
-        one = self.core.one_observation
-        if one is not None:
-            return one
-        return {key: value[0] for key, value in result.observation.items()}
+        """Rows of every car with ``control='all'``, else the ego's alone (``unbatched``)."""
+        return result.observation
 
     def _info(self, result: RaceStep) -> dict[str, Any]:
         statuses = self.core.statuses()

@@ -17,11 +17,13 @@ sim:
 	source tools/env.sh && exec python3 -m arsim_launch $(ARGS)
 
 # The C# tests of unity/ first (their closing line: `C# tests: N passed, N failed`), then
-# pytest; the target fails if either does.
+# pytest, one worker per core (pytest-xdist; most tests wait on the processes they start);
+# the target fails if either does. PYTEST_ARGS="-n 0" runs the tests one at a time.
+PYTEST_ARGS ?= -n auto --dist worksteal
 test:
 	bash tools/setup.sh --test
 	status=0; bash unity/build.sh test || status=$$?; \
-	source tools/env.sh && python3 -m pytest tests -q || status=$$?; exit $$status
+	source tools/env.sh && python3 -m pytest tests -q $(PYTEST_ARGS) || status=$$?; exit $$status
 
 # The C# console host: `mono unity/host/bin/arsim-unity-host.exe` serves protocol v1 at
 # tcp://127.0.0.1:5555 (unity/README.md).

@@ -52,8 +52,8 @@ from arsim_core.track import (
     rasterize,
 )
 from arsim_core.track.fs.mission import Mission
-from arsim_core.track.geometry import headings
 from arsim_core.track.mesh import join_meshes, placed_cones_mesh
+from arsim_core.track.polylines import headings
 from arsim_msgs.msg import Mission as MissionMsg
 from arsim_msgs.msg import TrackGeometry
 from arsim_msgs.srv import LoadTrack

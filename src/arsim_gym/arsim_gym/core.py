@@ -34,7 +34,7 @@ from arsim_core.policies import FollowTheGap, PurePursuit
 from arsim_core.rows import stacked
 from arsim_core.sensors.computed import LAYOUTS
 from arsim_core.track import Track
-from arsim_core.track.geometry import left_normals, offset
+from arsim_core.track.polylines import left_normals, offset
 from arsim_gym.options import RaceOptions
 from arsim_gym.rewards import RaceRows, make_reward
 from arsim_gym.setup import COMPUTED, RaceSetup, build_race

@@ -1,4 +1,4 @@
-"""Car profile loading and validation (arsim_core.dynamics.config)."""
+"""Car profile loading and validation (arsim_core.dynamics.vehicle_config)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from scenes import CASTERS
 
 from arsim_core._jit import NUMBA_ENABLED, python_function
 from arsim_core.backend.boxes import BoxLayer, box_frames, cast_boxes
+from arsim_core.backend.hits import box_mesh
 from arsim_core.backend.scene import Layer
-from arsim_core.backend.shapes import box_mesh
 from arsim_core.geometry import Footprint, rotation_matrix
 from arsim_core.labels import CAR, NONE
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from arsim_core.backend import sweep
+from arsim_core.backend.hits import Hits
 from arsim_core.backend.lidar import Lidar3D, RangeModel
-from arsim_core.backend.shapes import Hits
 from arsim_core.labels import CAR, NONE, ROAD
 
 pytestmark = pytest.mark.skipif(not sweep.ENABLED, reason='numba is not available')

@@ -13,9 +13,9 @@ from track_helpers import MAPS
 
 from arsim_core import labels
 from arsim_core.track import LABEL_KERB, load_track, track_mesh
-from arsim_core.track.geometry import closed_runs, point_to_polyline_distance
 from arsim_core.track.mesh import KERB_HEIGHT, KERB_WIDTH, has_kerbs, kerb_mask
 from arsim_core.track.meshfile import export_mesh, read_track_mesh
+from arsim_core.track.polylines import closed_runs, point_to_polyline_distance
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -11,8 +11,8 @@ from arsim_core.track import (
     LABEL_GROUND,
     LABEL_ROAD,
     available_tracks,
-    geometry,
     load_track,
+    polylines,
     rasterize,
     track_mesh,
 )
@@ -39,7 +39,7 @@ def test_default_track_facts(ring):
     assert width.min() >= 2.0 and width.max() <= 2.4
     radius = 1.0 / np.abs(ring.curvature).max()
     assert radius >= 2.0
-    assert not geometry.self_intersections(ring.centerline)
+    assert not polylines.self_intersections(ring.centerline)
     assert not track_problems_of(ring)
 
 

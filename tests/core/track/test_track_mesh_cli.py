@@ -14,8 +14,8 @@ from arsim_core.track import (
     LABEL_CONE_YELLOW,
     LABEL_GROUND,
     LABEL_ROAD,
-    geometry,
     load_track,
+    polylines,
     track_mesh,
 )
 from arsim_core.track.cli import main as cli_main
@@ -41,7 +41,7 @@ def test_beam_is_as_thick_as_asked(ring, ray_caster):
     # From the centerline towards the left wall: the first hit is the beam's near face,
     # 0.1 m before the wall line.
     i = 300
-    n = geometry.left_normals(ring.centerline)[i]
+    n = polylines.left_normals(ring.centerline)[i]
     origin = np.append(ring.centerline[i], 0.1)
     dist, _ = caster.cast(origin[None], np.append(n, 0.0)[None])
     assert dist[0] == pytest.approx(ring.width_left[i] - 0.1, abs=0.01)
@@ -51,13 +51,13 @@ def test_cones_blue_left_yellow_right(ring):
     mesh = track_mesh(ring, cones=True, cone_spacing=2.0, cone_radius=0.05, cone_height=0.1)
     labels = set(np.unique(mesh.labels))
     assert labels == {LABEL_ROAD, LABEL_BARRIER, LABEL_GROUND, LABEL_CONE_BLUE, LABEL_CONE_YELLOW}
-    normals = geometry.left_normals(ring.centerline)
+    normals = polylines.left_normals(ring.centerline)
     edges = {LABEL_CONE_BLUE: ring.left_boundary, LABEL_CONE_YELLOW: ring.right_boundary}
     for label, side in ((LABEL_CONE_BLUE, 1.0), (LABEL_CONE_YELLOW, -1.0)):
         apex_idx = mesh.triangles[mesh.labels == label][:, 2]
         apex = mesh.vertices[np.unique(apex_idx)]
         apex = apex[np.isclose(apex[:, 2], 0.1)]
-        assert len(apex) == pytest.approx(geometry.closed_length(edges[label]) / 2.0, abs=1)
+        assert len(apex) == pytest.approx(polylines.closed_length(edges[label]) / 2.0, abs=1)
         near = np.argmin(
             np.hypot(*(apex[:, None, :2] - ring.centerline[None]).transpose(2, 0, 1)), axis=1
         )
@@ -93,7 +93,7 @@ def test_mesh_file_round_trip(ring, tmp_path, suffix):
     if suffix != '.stl':
         assert set(np.unique(track.mesh.labels)) == {LABEL_ROAD, LABEL_BARRIER}
     # Walls come from the section at LiDAR height; the extracted centerline follows ours.
-    dist = geometry.point_to_polyline_distance(track.centerline, ring.centerline)
+    dist = polylines.point_to_polyline_distance(track.centerline, ring.centerline)
     assert dist.mean() < 0.05
     width = track.width_left + track.width_right
     assert np.median(width) == pytest.approx(
@@ -134,7 +134,7 @@ def test_cli_convert_centerline_preview(tmp_path, shared_tracks):
     assert cli_main(['centerline', str(out), str(tmp_path / 'c.csv')]) == 0
     ring = load_track('arsim_ring')
     got = load_track(tmp_path / 'c.csv')
-    assert geometry.point_to_polyline_distance(got.centerline, ring.centerline).mean() < 0.1
+    assert polylines.point_to_polyline_distance(got.centerline, ring.centerline).mean() < 0.1
     assert abs(got.length - ring.length) < 0.02 * ring.length
     # Preview of a map track and of a full-scale CSV.
     for spec, name in (

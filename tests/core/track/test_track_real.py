@@ -12,8 +12,8 @@ from arsim_core.config.profile import load_profile
 from arsim_core.config.sensors import Lidar2DSpec
 from arsim_core.track import (
     OccupancyGridData,
-    geometry,
     load_track,
+    polylines,
     rasterize,
     track_mesh,
 )
@@ -49,12 +49,12 @@ def test_tum_track_geometry(shared_tracks, name):
     # Walls: closed left and right edges at the CSV widths.
     assert len(track.walls) == 2
     for wall in track.walls:
-        assert geometry.is_closed_wall(wall)
+        assert polylines.is_closed_wall(wall)
     left = track.walls[0][:-1]
     dist = np.hypot(*(left - track.centerline).T)
     np.testing.assert_allclose(dist, data[:, 3], rtol=1e-9)
     # The left edge is on the driver's left.
-    normal = geometry.left_normals(track.centerline)
+    normal = polylines.left_normals(track.centerline)
     assert np.all(np.einsum('ij,ij->i', left - track.centerline, normal) > 0)
     x, y, yaw = track.start_pose
     assert (x, y) == tuple(data[0, :2])
@@ -123,7 +123,7 @@ def test_f1tenth_map_frame_matches_image_pixels(shared_tracks, name):
         assert np.all(img[rows, cols] < 255 * (1 - 0.45))
     # And the track is about 2 m wide around the centerline in the map.
     dist = np.min(
-        [geometry.point_to_polyline_distance(center, w[:-1]) for w in track.walls], axis=0
+        [polylines.point_to_polyline_distance(center, w[:-1]) for w in track.walls], axis=0
     )
     assert 0.8 < np.median(dist) < 1.3
 
@@ -163,12 +163,12 @@ def test_centerline_extracted_from_map_matches_published(shared_tracks, name):
     grid, _, _ = read_ros_map(folder / f'{name}_map.yaml')
     center, wr, wl = extract_centerline(grid)
     published = _csv_polyline(folder / f'{name}_centerline.csv')[:, :2]
-    cells = geometry.point_to_polyline_distance(center, published) / grid.resolution
-    back = geometry.point_to_polyline_distance(published, center) / grid.resolution
+    cells = polylines.point_to_polyline_distance(center, published) / grid.resolution
+    back = polylines.point_to_polyline_distance(published, center) / grid.resolution
     assert cells.mean() <= 2.0 and back.mean() <= 2.0
-    assert abs(geometry.closed_length(center) - _closed_length(published)) < 0.01 * len(center)
+    assert abs(polylines.closed_length(center) - _closed_length(published)) < 0.01 * len(center)
     assert 1.7 < np.median(wr + wl) < 2.4
-    assert geometry.signed_area(center) > 0  # counter-clockwise by default
+    assert polylines.signed_area(center) > 0  # counter-clockwise by default
     assert np.hypot(*center[0]) < 0.5  # starts near the map origin
 
 

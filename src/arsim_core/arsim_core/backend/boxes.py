@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from arsim_core._jit import kernel
+from arsim_core.backend.hits import Hits
 from arsim_core.backend.raycast import check_origins
-from arsim_core.backend.shapes import Hits
 from arsim_core.geometry import Footprint, Pose
 from arsim_core.labels import CAR, NONE
 

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import labels
+from arsim_core.backend.opengl import View, seed_of
 from arsim_core.backend.outputs import Context, Output, Rendered
-from arsim_core.backend.raster import View, seed_of
 from arsim_core.backend.ray_shading import TrackSurfaces, shade, with_cars
 from arsim_core.backend.scene import World
 from arsim_core.geometry import Footprint, Pose, rotation_matrix
@@ -177,7 +177,7 @@ def make_renderer(world_of: Any) -> Renderer:
     wanted = os.environ.get('ARSIM_CAMERA_RENDERER', '').strip().lower()
     if wanted != 'rays':
         try:
-            from arsim_core.backend.raster import GLRenderer
+            from arsim_core.backend.opengl import GLRenderer
 
             renderer = GLRenderer()
             LOG.info('cameras rendered with OpenGL on %s', renderer.device)

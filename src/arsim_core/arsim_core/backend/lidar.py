@@ -20,8 +20,8 @@ from arsim_core import beams
 from arsim_core.backend import sweep
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_scan
+from arsim_core.backend.hits import Hits, nearer
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
-from arsim_core.backend.shapes import Hits, nearer
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import Pose, rotation_matrix
 from arsim_core.labels import NONE, reflectivity_table

@@ -14,9 +14,9 @@ import numpy as np
 
 from arsim_core import labels
 from arsim_core.backend.boxes import BoxLayer
+from arsim_core.backend.hits import Hits, nearer
 from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
-from arsim_core.backend.shapes import Hits, nearer
 from arsim_core.geometry import Footprint, Pose
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]

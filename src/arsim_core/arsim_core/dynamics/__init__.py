@@ -13,7 +13,6 @@ Pure Python (numba optional), no ROS imports. Typical use::
 from .._jit import NUMBA_ENABLED
 from . import constraints, integrators
 from .base import VehicleModel
-from .config import FOREIGN_KEYS, VehicleConfig, load_vehicle_config, load_vehicle_config_file
 from .controllers import ControllerGains, SpeedGains, SteeringGains
 from .integrators import INTEGRATORS, euler_step, rk4_step
 from .ks import KinematicSingleTrack
@@ -33,6 +32,12 @@ from .registry import MODELS, resolve_model
 from .st import SingleTrack
 from .std import SingleTrackDrift
 from .vehicle import ModelDivergedError, Vehicle, ackermann_out_of_range, drive_command_problem
+from .vehicle_config import (
+    FOREIGN_KEYS,
+    VehicleConfig,
+    load_vehicle_config,
+    load_vehicle_config_file,
+)
 
 __all__ = [
     'F1TENTH', 'FOREIGN_KEYS', 'FULL_SCALE', 'INTEGRATORS', 'MODELS', 'NUMBA_ENABLED', 'PRESETS',

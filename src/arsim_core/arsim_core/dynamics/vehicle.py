@@ -17,7 +17,6 @@ import numpy as np
 from .._jit import NUMBA_ENABLED, python_function
 from ..errors import ArsimError
 from .base import VehicleModel
-from .config import VehicleConfig
 from .controllers import (
     ACCEL_INPUT,
     ACCEL_LIMIT,
@@ -40,6 +39,7 @@ from .controllers import (
 from .integrators import INTEGRATORS, METHOD_IDS
 from .params import CarParameters, pack
 from .stepping import MODEL_IDS, advance
+from .vehicle_config import VehicleConfig
 
 
 class ModelDivergedError(ArsimError):

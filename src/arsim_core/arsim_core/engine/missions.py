@@ -21,7 +21,7 @@ from arsim_core.engine.world import TrackWorld
 from arsim_core.geometry import Footprint
 from arsim_core.track.fs import rules
 from arsim_core.track.fs.referee import AsState, MissionReferee, MissionResult
-from arsim_core.track.geometry import left_normals
+from arsim_core.track.polylines import left_normals
 
 MISSION = 'mission'  # an AS state change or a lap
 OFF_COURSE = 'off_course'

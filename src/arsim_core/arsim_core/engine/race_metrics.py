@@ -25,7 +25,7 @@ import numpy as np
 from arsim_core._jit import kernel
 from arsim_core.errors import ArsimError, ConfigError
 from arsim_core.geometry import Pose2D
-from arsim_core.track.geometry import arc_length, closed_length
+from arsim_core.track.polylines import arc_length, closed_length
 
 
 class Course(Protocol):

@@ -31,7 +31,7 @@ from arsim_core.track.model import (
     Track,
     TrackMesh,
 )
-from arsim_core.track.raster import rasterize
+from arsim_core.track.occupancy import rasterize
 
 DEFAULT_TRACK = 'arsim_ring'
 """Name of the track the simulator loads when none is configured."""

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.ndimage import map_coordinates
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import FREE, OccupancyGridData
 
 MIN_INFIELD_CELLS = 16
@@ -108,14 +108,14 @@ def extract_centerline(
             axis=1,
         )
     step = spacing if spacing is not None else 5.0 * res
-    cells, _ = geometry.resample_closed(cells, step / res)
+    cells, _ = polylines.resample_closed(cells, step / res)
     # Sample both distance fields at the points; the barrier surface is half a cell nearer
     # than the centre of the first blocked cell.
     coords = np.stack([cells[:, 1], cells[:, 0]])
     to_in = np.maximum(map_coordinates(d_in, coords, order=1) - 0.5, 0.0) * res
     to_out = np.maximum(map_coordinates(d_out, coords, order=1) - 0.5, 0.0) * res
     world = grid.cell_to_world(cells[:, 0] + 0.5, cells[:, 1] + 0.5)
-    ccw = geometry.signed_area(world) > 0
+    ccw = polylines.signed_area(world) > 0
     if ccw == clockwise:
         world, to_in, to_out = world[::-1], to_in[::-1], to_out[::-1]
     # Counter-clockwise around the infield means the infield is on the left.

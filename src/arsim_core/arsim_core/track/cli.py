@@ -15,7 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.csvio import write_tum_centerline
 from arsim_core.track.fs.mission import KINDS as FS_MISSIONS
 from arsim_core.track.loaders import (
@@ -41,7 +41,7 @@ def _write_csv(track: Track, out: Path, args: argparse.Namespace) -> None:
 
 def _write_map(track: Track, out: Path, args: argparse.Namespace) -> None:
     from arsim_core.track.mapimage import write_ros_map
-    from arsim_core.track.raster import rasterize
+    from arsim_core.track.occupancy import rasterize
 
     write_ros_map(rasterize(track, resolution=args.resolution, margin=args.margin), out)
 
@@ -142,7 +142,7 @@ def cmd_centerline(args: argparse.Namespace) -> int:
         msg = f'{path}: {exc}'
         raise TrackError(msg) from exc
     write_tum_centerline(Path(args.output), center, wr, wl)
-    print(f'wrote {args.output} ({len(center)} points, {geometry.closed_length(center):.1f} m)')
+    print(f'wrote {args.output} ({len(center)} points, {polylines.closed_length(center):.1f} m)')
     return 0
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import (
     LABEL_CONE_BIG_ORANGE,
     LABEL_CONE_BLUE,
@@ -47,7 +47,7 @@ def validate_closed_centerline(table: CsvTable, path: Path) -> CsvTable:
         msg = f'{path}: a centerline needs at least 3 points, found {values.shape[0]}'
         raise TrackError(msg)
     pts = values[:, :2]
-    seg = np.hypot(*geometry.segments_closed(pts).T)
+    seg = np.hypot(*polylines.segments_closed(pts).T)
     zero = np.flatnonzero(seg[:-1] == 0.0)
     if zero.size:
         i = int(zero[0])
@@ -60,7 +60,7 @@ def validate_closed_centerline(table: CsvTable, path: Path) -> CsvTable:
             f'the first (line {lines[0]}), segments are usually {np.median(inner):.3g} m'
         )
         raise TrackError(msg)
-    crossings = geometry.self_intersections(pts, closed=True)
+    crossings = polylines.self_intersections(pts, closed=True)
     if crossings:
         a, b = crossings[0]
         msg = (

@@ -16,7 +16,7 @@ import numpy as np
 import shapely
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,13 @@ class SplineTrack:
     @property
     def min_radius(self) -> float:
         """Smallest turn radius of the centerline in metres."""
-        kappa = np.abs(geometry.curvature(self.centerline)).max()
+        kappa = np.abs(polylines.curvature(self.centerline)).max()
         return float(np.inf if kappa == 0 else 1.0 / kappa)
 
     @property
     def length(self) -> float:
         """Length of the closed centerline in metres."""
-        return geometry.closed_length(self.centerline)
+        return polylines.closed_length(self.centerline)
 
 
 def spline_track(
@@ -57,7 +57,7 @@ def spline_track(
     widths = np.column_stack(
         [np.broadcast_to(width_right, (k,)), np.broadcast_to(width_left, (k,))]
     ).astype(float)
-    center, vals = geometry.periodic_spline(pts, spacing, widths)
+    center, vals = polylines.periodic_spline(pts, spacing, widths)
     assert vals is not None
     return SplineTrack(center, vals[:, 0], vals[:, 1])
 
@@ -79,8 +79,8 @@ def track_problems(track: SplineTrack, min_radius: float, min_width: float) -> l
     if not ring.is_simple:
         problems.append('centerline crosses itself')
         return problems
-    left = shapely.LinearRing(geometry.offset(center, track.width_left))
-    right = shapely.LinearRing(geometry.offset(center, -track.width_right))
+    left = shapely.LinearRing(polylines.offset(center, track.width_left))
+    right = shapely.LinearRing(polylines.offset(center, -track.width_right))
     if not (left.is_simple and right.is_simple) or left.intersects(right):
         problems.append('track edges cross')
     return problems
@@ -162,7 +162,7 @@ def _repair(
         problems = track_problems(track, params.min_radius, params.min_width)
         if not problems:
             return track
-        kappa = np.abs(geometry.curvature(track.centerline))
+        kappa = np.abs(polylines.curvature(track.centerline))
         bad = track.centerline[kappa > limit]
         if bad.size:
             d = np.hypot(*(bad[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.csvio import read_f1tenth_raceline, read_tum_centerline
 from arsim_core.track.model import OccupancyGridData, Track, TrackMesh
 from arsim_core.yaml_fields import Section, load_section
@@ -118,10 +118,10 @@ def track_from_centerline(
             if kwargs.get('raceline_speed') is not None:
                 kwargs['raceline_speed'] = kwargs['raceline_speed'][::-1]
     if walls is None:
-        left = geometry.offset(center, wl)
-        right = geometry.offset(center, -wr)
-        walls = (geometry.close_wall(left), geometry.close_wall(right))
-    yaw = float(geometry.headings(center)[index])
+        left = polylines.offset(center, wl)
+        right = polylines.offset(center, -wr)
+        walls = (polylines.close_wall(left), polylines.close_wall(right))
+    yaw = float(polylines.headings(center)[index])
     start = (float(center[index, 0]), float(center[index, 1]), yaw)
     height = opts.barrier_height
     if height is None:
@@ -305,7 +305,7 @@ def load_mesh(path: Path, opts: TrackOptions) -> Track:
     slice_z = float(opts.extra.get('slice_height', min(0.15, 0.5 * height)))
     walls = walls_from_mesh(mesh, slice_z, path)
     resolution = float(opts.extra.get('resolution', 0.05 * max(opts.scale, 1.0)))
-    from arsim_core.track.raster import rasterize_walls
+    from arsim_core.track.occupancy import rasterize_walls
 
     grid = rasterize_walls(walls, resolution, margin=4 * resolution, closed_fill=False)
     options = TrackOptions(

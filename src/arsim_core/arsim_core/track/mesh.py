@@ -16,7 +16,7 @@ import numpy as np
 
 from arsim_core.errors import TrackError
 from arsim_core.geometry import rotation_matrix
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import (
     LABEL_BARRIER,
     LABEL_CONE_BIG_ORANGE,
@@ -104,7 +104,7 @@ class _Builder:
 def _clean_polyline(points: np.ndarray) -> tuple[np.ndarray, bool]:
     """Drop repeated points; returns the points and whether the polyline is closed."""
     pts = np.asarray(points, dtype=float)
-    closed = geometry.is_closed_wall(pts)
+    closed = polylines.is_closed_wall(pts)
     if closed:
         pts = pts[:-1]
     keep = np.ones(pts.shape[0], dtype=bool)
@@ -193,7 +193,7 @@ def kerb_mask(track: Track) -> np.ndarray:
     """Per centerline point: whether the track's edges carry kerbs there (the corners)."""
     tight = (np.abs(track.smoothed_curvature(KERB_WINDOW)) > 1.0 / KERB_RADIUS).astype(float)
     reach = 2 * track.points_along(KERB_RUN_ON) + 1
-    return geometry.closed_moving_average(tight, reach) > 0.0
+    return polylines.closed_moving_average(tight, reach) > 0.0
 
 
 def _kerbs(track: Track) -> tuple[np.ndarray, np.ndarray]:
@@ -207,7 +207,7 @@ def _kerbs(track: Track) -> tuple[np.ndarray, np.ndarray]:
                         (track.right_boundary, track.width_right)):
         share = np.minimum(KERB_WIDTH, 0.2 * width) / np.maximum(width, 1e-9)
         inner = edge + (centre - edge) * share[:, None]
-        for run in geometry.closed_runs(mask):
+        for run in polylines.closed_runs(mask):
             idx = np.append(run, (run[-1] + 1) % n)  # up to the next point: no gap
             k = idx.size
             strip = np.concatenate([edge[idx], inner[idx]])
@@ -294,7 +294,7 @@ def _cones(
     edge: np.ndarray, spacing: float, radius: float, height: float, inward: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cones every ``spacing`` metres along a closed edge, set ``radius`` towards the road."""
-    pts, values = geometry.resample_closed(edge, spacing, inward)
+    pts, values = polylines.resample_closed(edge, spacing, inward)
     assert values is not None
     return _cone_solids(pts + values * radius, radius, height)
 
@@ -372,7 +372,7 @@ def track_mesh(
         radius = cone_radius if cone_radius is not None else 0.114
         c_height = cone_height if cone_height is not None else 0.325
         spacing = cone_spacing if cone_spacing is not None else 5.0
-        normals = geometry.left_normals(track.centerline)
+        normals = polylines.left_normals(track.centerline)
         verts, tris = _cones(track.left_boundary, spacing, radius, c_height, -normals)
         out.add(verts, tris, LABEL_CONE_BLUE)
         verts, tris = _cones(track.right_boundary, spacing, radius, c_height, normals)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from arsim_core import labels
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 
 if TYPE_CHECKING:
     from arsim_core.track.fs.mission import Mission
@@ -233,22 +233,22 @@ class Track:
     @cached_property
     def length(self) -> float:
         """Length of the closed centerline in metres."""
-        return float(geometry.closed_length(self.centerline))
+        return float(polylines.closed_length(self.centerline))
 
     @cached_property
     def s(self) -> np.ndarray:
         """Arc length (N,) of every centerline point from the first one."""
-        return geometry.arc_length(self.centerline)
+        return polylines.arc_length(self.centerline)
 
     @cached_property
     def heading(self) -> np.ndarray:
         """Heading (N,) of the centerline in the driving direction, radians."""
-        return geometry.headings(self.centerline)
+        return polylines.headings(self.centerline)
 
     @cached_property
     def curvature(self) -> np.ndarray:
         """Signed curvature (N,) in 1/m, positive for left turns."""
-        return geometry.curvature(self.centerline)
+        return polylines.curvature(self.centerline)
 
     def points_along(self, distance: float) -> int:
         """How many centerline points span ``distance`` metres of the track (at least one)."""
@@ -257,17 +257,17 @@ class Track:
     def smoothed_curvature(self, window: float) -> np.ndarray:
         """Curvature averaged over ``window`` metres of the closed track: a corner's bend
         without the kinks between the centerline's points."""
-        return geometry.closed_moving_average(self.curvature, self.points_along(window))
+        return polylines.closed_moving_average(self.curvature, self.points_along(window))
 
     @cached_property
     def left_boundary(self) -> np.ndarray:
         """Left track edge (N, 2) from centerline and widths."""
-        return geometry.offset(self.centerline, self.width_left)
+        return polylines.offset(self.centerline, self.width_left)
 
     @cached_property
     def right_boundary(self) -> np.ndarray:
         """Right track edge (N, 2) from centerline and widths."""
-        return geometry.offset(self.centerline, -self.width_right)
+        return polylines.offset(self.centerline, -self.width_right)
 
     def bounds(self) -> tuple[float, float, float, float]:
         """Axis-aligned bounds ``(xmin, ymin, xmax, ymax)`` of walls and track edges."""

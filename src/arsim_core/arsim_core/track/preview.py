@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.mesh import PLACED_CONE_SIZES
 from arsim_core.track.model import (
     LABEL_CONE_BIG_ORANGE,
@@ -62,7 +62,7 @@ def render_preview(track: Track, size: int = 1200, margin_px: int = 40) -> np.nd
     left, right = track.left_boundary, track.right_boundary
     outer, inner = (
         (left, right)
-        if abs(geometry.signed_area(left)) > abs(geometry.signed_area(right))
+        if abs(polylines.signed_area(left)) > abs(polylines.signed_area(right))
         else (right, left)
     )
     cv2.fillPoly(img, [px(outer)], _ROAD, cv2.LINE_AA, 4)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.fs import layout, rules
 from arsim_core.track.fs.mission import Mission
 from arsim_core.track.fs.validate import straight_runs, track_violations
@@ -55,7 +55,7 @@ def _interp(center: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def _longest_straight_middle(center: np.ndarray) -> float:
     """Arc position of the middle of the longest stretch of low curvature."""
-    kappa = np.abs(geometry.curvature(center))
+    kappa = np.abs(polylines.curvature(center))
     straight = kappa < 2.0 / rules.TRACK_MAX_TURN_DIAMETER
     if straight.all() or not straight.any():
         return 0.0
@@ -73,25 +73,25 @@ def _longest_straight_middle(center: np.ndarray) -> float:
         else:
             run_len = 0
     middle = (first + best + best_len // 2) % n
-    return float(geometry.arc_length(center)[middle])
+    return float(polylines.arc_length(center)[middle])
 
 
 def _course_track(kind: str, name: str, center: np.ndarray, half: np.ndarray) -> Track:
     """Lay out the cones, lines and mission on a generated course."""
     line_s = _longest_straight_middle(center)
-    length = geometry.closed_length(center)
+    length = polylines.closed_length(center)
     count = int(round(length / layout.LANE_SPACING))
     # Resample so the staging point is point 0.
     s = line_s - rules.TRACK_STAGING + np.arange(count) * (length / count)
     center = _interp(center, s)
     half_w = np.full(count, float(half.mean()))
     line_at = rules.TRACK_STAGING
-    normals = geometry.left_normals(center)
+    normals = polylines.left_normals(center)
     offset = half_w + rules.CONE_EDGE_OFFSET
     parts: list[tuple[np.ndarray, int]] = []
     for side, label in ((1.0, LABEL_CONE_BLUE), (-1.0, LABEL_CONE_YELLOW)):
-        edge = geometry.offset(center, side * offset)
-        pts, _ = geometry.resample_closed(edge, rules.TRACK_CONE_SPACING)
+        edge = polylines.offset(center, side * offset)
+        pts, _ = polylines.resample_closed(edge, rules.TRACK_CONE_SPACING)
         # Arc position along the centerline of each cone: that of its nearest point.
         d = np.hypot(*(pts[:, None, :] - center[None, :, :]).transpose(2, 0, 1))
         cone_s = np.argmin(d, axis=1) * (length / count)
@@ -105,8 +105,8 @@ def _course_track(kind: str, name: str, center: np.ndarray, half: np.ndarray) ->
         nrm = normals[np.round((line_at + np.array([-gap, gap])) / (length / count))
                       .astype(int) % count]
         parts.append((at + side * offset[0] * nrm, LABEL_CONE_BIG_ORANGE))
-    left = geometry.offset(center, half_w)
-    right = geometry.offset(center, -half_w)
+    left = polylines.offset(center, half_w)
+    right = polylines.offset(center, -half_w)
     i_line = int(round(line_at / (length / count)))
     i_stop = int(round((line_at + rules.TRACK_STOP_LENGTH) / (length / count)))
     stop_zone = np.vstack([right[i_line:i_stop + 1], left[i_line:i_stop + 1][::-1]])

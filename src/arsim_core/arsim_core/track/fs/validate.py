@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.fs import rules
 from arsim_core.track.model import (
     LABEL_CONE_BIG_ORANGE,
@@ -31,7 +31,7 @@ def straight_runs(track: Track) -> np.ndarray:
     """
     kappa = np.abs(track.curvature)
     straight = kappa < 2.0 / rules.TRACK_MAX_TURN_DIAMETER
-    seg = np.hypot(*geometry.segments_closed(track.centerline).T)
+    seg = np.hypot(*polylines.segments_closed(track.centerline).T)
     if straight.all():
         return np.array([float(seg.sum())])
     # Start counting at a curved point so no run wraps around the end of the arrays.
@@ -57,12 +57,12 @@ def _cone_sides(track: Track) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pos = track.cones.positions
     d = np.hypot(*(pos[:, None, :] - center[None, :, :]).transpose(2, 0, 1))
     nearest = np.argmin(d, axis=1)
-    tangent = geometry.tangents(center)[nearest]
+    tangent = polylines.tangents(center)[nearest]
     rel = pos - center[nearest]
     along = np.einsum('ij,ij->i', rel, tangent)
     cross = tangent[:, 0] * rel[:, 1] - tangent[:, 1] * rel[:, 0]
     s = (track.s[nearest] + along) % track.length
-    dist = geometry.point_to_polyline_distance(pos, center)
+    dist = polylines.point_to_polyline_distance(pos, center)
     return s, np.sign(cross), dist
 
 

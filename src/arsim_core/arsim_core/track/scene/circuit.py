@@ -12,7 +12,7 @@ import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import Track
 from arsim_core.track.scene import outdoor
 from arsim_core.track.scene.instances import Instances, assemble
@@ -39,14 +39,14 @@ def _facing(heading: np.ndarray, side: np.ndarray) -> np.ndarray:
 def _outside_side(track: Track, idx: np.ndarray, outer: BaseGeometry,
                   dist: float) -> np.ndarray:
     """+1 where the left of the track at ``idx`` leads away from the infield, else -1."""
-    normals = geometry.left_normals(track.centerline)[idx]
+    normals = polylines.left_normals(track.centerline)[idx]
     probe = track.centerline[idx] + normals * (track.width_left[idx] + dist)[:, None]
     return np.where(shapely.contains_xy(outer, probe[:, 0], probe[:, 1]), -1.0, 1.0)
 
 
 def _beside(track: Track, idx: np.ndarray, side: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """Points ``dist`` beyond the road edge on ``side`` of the centerline points ``idx``."""
-    normals = geometry.left_normals(track.centerline)[idx]
+    normals = polylines.left_normals(track.centerline)[idx]
     edge = np.where(side > 0, track.width_left[idx], track.width_right[idx])
     return track.centerline[idx] + normals * (side * (edge + dist))[:, None]
 
@@ -57,7 +57,7 @@ def grandstands(track: Track, placer: Placer, margin: float, density: float,
     straight = np.abs(track.smoothed_curvature(STRAIGHT_WINDOW)) < 1.0 / STRAIGHT_RADIUS
     step = track.length / track.centerline.shape[0]
     spots = []
-    for run in geometry.closed_runs(straight):
+    for run in polylines.closed_runs(straight):
         run_len = run.size * step
         if run_len < MIN_STRAIGHT:
             continue

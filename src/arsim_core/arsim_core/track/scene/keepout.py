@@ -12,7 +12,7 @@ import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import Track
 
 SMALL_MARGIN = 0.5  # m, around F1TENTH-scale tracks
@@ -51,7 +51,7 @@ def _filled(geom: BaseGeometry) -> BaseGeometry:
 
 def _wall_outlines(track: Track) -> BaseGeometry:
     """The area inside the outermost outlines of an occupancy map's walls."""
-    rings = [w for w in track.walls if w.shape[0] >= 4 and geometry.is_closed_wall(w)]
+    rings = [w for w in track.walls if w.shape[0] >= 4 and polylines.is_closed_wall(w)]
     polys = shapely.make_valid([shapely.Polygon(r) for r in rings])
     return _filled(shapely.union_all(polys))
 

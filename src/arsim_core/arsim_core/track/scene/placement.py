@@ -12,7 +12,7 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from arsim_core.errors import TrackError
-from arsim_core.track import geometry
+from arsim_core.track import polylines
 from arsim_core.track.model import Track
 from arsim_core.track.scene.instances import Instances
 
@@ -95,5 +95,5 @@ def near_track(track: Track, rng: np.random.Generator, count: int, near: float,
     side = np.where(rng.random(count) < 0.5, 1.0, -1.0)
     edge = np.where(side > 0, track.width_left[idx], track.width_right[idx])
     dist = edge + rng.uniform(near, far, count)
-    normals = geometry.left_normals(center)[idx]
+    normals = polylines.left_normals(center)[idx]
     return center[idx] + normals * (side * dist)[:, None], track.heading[idx], side

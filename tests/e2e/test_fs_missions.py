@@ -90,10 +90,14 @@ def drive(sim: Simulation, mission: Mission, tmp_path: Path, timeout_s: float,
         path = tmp_path / 'path.csv'
         path.write_text('# x_m,y_m\n' + ''.join(f'{x},{y}\n' for x, y in mission.path))
         args += ['--path', str(path)]
-    # Subscribed before the driver starts: once it drives, the go signal may come within a
-    # second, and a latched topic gives a late subscriber only its last state.
+    # Subscribed, and the bridge discovered, before the driver starts: once it drives, the go
+    # signal may come within a second of sim time, and a latched topic gives a subscriber
+    # matched late (discovery is slower on a loaded machine) only its last state.
     watcher = Watcher(sim)
     try:
+        node = watcher.probe.node
+        assert watcher.probe.spin_until(lambda: node.count_publishers('/arsim/mission') > 0,
+                                        60.0), sim.log
         driver = driver_process(DRIVER, sim.domain_id, *args)
         try:
             ended = watcher.wait_until_ended(timeout_s)

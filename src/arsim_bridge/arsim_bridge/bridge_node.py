@@ -269,9 +269,9 @@ class Bridge(CountingNode):
 def _spin(bridge: Bridge) -> None:
     settings = bridge.scenario.backend
     renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
-    # A ROS run's seed is 0: the backend's sensor noise and the engine's computed sensors
-    # (IMU, GNSS, wheel odometry) draw from it, so a run repeats its noise.
-    engine = Engine(bridge.scenario, renderer, dynamics=False, seed=0)
+    # The backend's sensor noise and the engine's computed sensors (IMU, GNSS, wheel odometry)
+    # draw from the scenario's seed, so a run repeats its noise and another seed varies it.
+    engine = Engine(bridge.scenario, renderer, dynamics=False, seed=bridge.scenario.seed)
     bridge.engine = engine
     pacing = Pacing(bridge.scenario.real_time_factor)
     view = _start_web_view(bridge, engine, pacing)

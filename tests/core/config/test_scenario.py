@@ -219,3 +219,13 @@ def test_a_real_time_factor_a_running_simulation_would_refuse_is_refused_at_star
                                           r'as possible\) or a number from 0.01 to 100.0, got'):
         load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
                       {'simulation': {'real_time_factor': value}})
+
+
+def test_the_seed_of_a_ros_run_is_the_scenarios(settings, repo_root: Path) -> None:
+    """``simulation.seed`` (default 0) is the seed a ROS run draws every sensor's noise from."""
+    assert load_scenario(repo_root / 'config' / 'sim.yaml', repo_root).seed == 0
+    base = yaml.safe_load((repo_root / 'config' / 'sim.yaml').read_text())['simulation']
+    assert load_scenario(settings(simulation={**base, 'seed': 42}), repo_root).seed == 42
+    for bad in (-1, 1.5, 'seven', True):
+        with pytest.raises(ConfigError, match=r'simulation\.seed.*integer >= 0'):
+            load_scenario(settings(simulation={**base, 'seed': bad}), repo_root)

@@ -23,6 +23,21 @@ _MISSING = object()
 # an enormous one ("billion laughs"), which later code (checks, copies, JSON for a backend)
 # would walk in full. Real config files hold a few thousand.
 MAX_YAML_NODES = 100_000
+# Levels of [ ] and { } a YAML document may nest. PyYAML's scanner does work per open level for
+# every token, so a few thousand brackets cost it seconds; real files nest a handful.
+MAX_FLOW_DEPTH = 64
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing flow collections nested past MAX_FLOW_DEPTH as it
+    scans them, before their cost grows."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 (PyYAML's)
+        if self.flow_level >= MAX_FLOW_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None, None, f'lists and mappings nest deeper than {MAX_FLOW_DEPTH} levels',
+                self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
 
 
 def load_yaml(path: str | Path, error: type[ArsimError] = ConfigError) -> Any:
@@ -56,7 +71,7 @@ def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError
     name ``source``. Aliases that refer to themselves or expand past MAX_YAML_NODES nodes
     are refused before anything is built from them."""
     try:
-        loader = yaml.SafeLoader(text)  # refuses control characters at once
+        loader = _BoundedLoader(text)  # refuses control characters at once
         try:
             node = loader.get_single_node()
             if node is not None:

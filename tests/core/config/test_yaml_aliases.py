@@ -9,7 +9,7 @@ import pytest
 
 from arsim_core.config.scenario import load_scenario, parse_overrides
 from arsim_core.errors import ConfigError
-from arsim_core.yaml_fields import load_section, load_yaml
+from arsim_core.yaml_fields import MAX_FLOW_DEPTH, load_section, load_yaml
 
 
 def laughs(levels: int) -> str:
@@ -56,8 +56,24 @@ def test_a_recursive_alias_is_refused_naming_file_and_line(tmp_path: Path, text:
 def test_nesting_too_deep_is_refused(tmp_path: Path) -> None:
     path = tmp_path / 'deep.yaml'
     path.write_text('a: ' + '[' * 50_000 + ']' * 50_000 + '\n')
-    with pytest.raises(ConfigError, match=r'deep\.yaml: .*nest'):
+    with pytest.raises(ConfigError, match=r'deep\.yaml:1:\d+: .*nest'):
         load_section(path)
+
+
+@pytest.mark.parametrize('opening', ['[', '{a: '])
+def test_flow_nesting_is_refused_where_it_passes_the_limit(tmp_path: Path,
+                                                            opening: str) -> None:
+    """Refused as it is scanned, naming the line and column: PyYAML's scanner works per open
+    level for every token, so thousands of levels would cost it seconds before any error."""
+    closing = ']' if opening == '[' else '}'
+    path = tmp_path / 'deep.yaml'
+    path.write_text('ok: [[[1]]]\nb: ' + opening * 3000 + '1' + closing * 3000 + '\n')
+    column = 4 + len(opening) * MAX_FLOW_DEPTH
+    with pytest.raises(ConfigError, match=rf'deep\.yaml:2:{column}: invalid YAML: lists and '
+                                          rf'mappings nest deeper than {MAX_FLOW_DEPTH} '):
+        load_section(path)
+    path.write_text('b: ' + opening * MAX_FLOW_DEPTH + '1' + closing * MAX_FLOW_DEPTH + '\n')
+    assert load_section(path).raw('b') is not None
 
 
 def test_ordinary_aliases_still_load_with_their_lines(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from arsim_core.dataset.export import FORMATS, export
 from arsim_core.errors import ArsimError
 from arsim_core.recording.bag import BagWriter, TopicQos
 from arsim_core.recording.recover import recover
+from arsim_core.recording.sqlite_file import SQLITE_ERRORS
 
 IMAGE, CLOUD = 'sensor_msgs/msg/Image', 'sensor_msgs/msg/PointCloud2'
 SCAN = 'sensor_msgs/msg/LaserScan'
@@ -447,8 +448,8 @@ def change_storage(bag: Path, change: tuple[Any, ...]) -> None:
                 db.execute('INSERT INTO messages (topic_id, timestamp, data) '
                            'SELECT topic_id, timestamp, data FROM messages')
             db.commit()
-        except sqlite3.Error:
-            pass  # the change does not apply
+        except SQLITE_ERRORS:
+            pass  # the change does not apply (an earlier one damaged the file)
         finally:
             db.close()
         return

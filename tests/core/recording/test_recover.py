@@ -212,3 +212,16 @@ def test_a_killed_sqlite3_bag_is_made_whole(tmp_path: Path) -> None:
     assert counts == {'/s': len(times)}
     assert times == list(range(201))  # committed at the last checkpoint, at the 201st
     assert recover(bag) == counts
+
+
+def test_a_sqlite3_file_whose_schema_names_are_not_utf8_is_named(tmp_path: Path) -> None:
+    """A flipped byte in a table's name makes SQLite's error message hold it, and Python's
+    sqlite3 decodes that message as UTF-8: the UnicodeDecodeError is a damaged file too."""
+    bag = killed_bag(tmp_path / 'run', 'sqlite3')
+    recover(bag)
+    storage = bag / 'run_0.db3'
+    data = storage.read_bytes()
+    at = data.index(b'metadata')  # the table's name in SQLite's schema
+    storage.write_bytes(data[:at] + b'meta\xe4ata' + data[at + 8:])
+    with pytest.raises(RecordingError, match=r'run_0\.db3: not a readable SQLite bag file'):
+        recover(bag)

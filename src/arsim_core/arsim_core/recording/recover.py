@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sqlite3
 import struct
 from collections import Counter
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from mcap.writer import CompressionType, Writer
 
+from arsim_core.log_limit import clip
 from arsim_core.recording import sqlite_file
 from arsim_core.recording.bag import METADATA, RecordingError, write_metadata
 from arsim_core.recording.metadata import BagMetadata, load_metadata
@@ -131,8 +131,8 @@ def _topic_counts(path: Path) -> Counter[str]:
 def _sqlite(read: Callable[[Path], T], path: Path) -> T:
     try:
         return read(path)
-    except sqlite3.Error as exc:
-        msg = f'{path}: not a readable SQLite bag file ({exc})'
+    except sqlite_file.SQLITE_ERRORS as exc:
+        msg = f'{path}: not a readable SQLite bag file ({clip(str(exc), 200)})'
         raise RecordingError(msg) from exc
 
 

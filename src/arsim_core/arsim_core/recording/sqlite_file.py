@@ -37,10 +37,16 @@ def stop_logging(db: sqlite3.Connection) -> None:
     db.execute('PRAGMA journal_mode=DELETE')
 
 
+#: What reading a damaged SQLite file raises: a sqlite3.Error, or a UnicodeDecodeError where
+#: the damage put bytes that are not UTF-8 into the names SQLite's error message quotes
+#: (Python's sqlite3 decodes every message as UTF-8).
+SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
+
 @contextlib.contextmanager
 def _opened(path: Path, *, read_only: bool) -> Iterator[sqlite3.Connection]:
     """``path`` opened by SQLite (never created), its schema not trusted to run code; a
-    problem is a sqlite3.Error."""
+    problem is one of SQLITE_ERRORS."""
     mode = 'ro' if read_only else 'rw'
     db = sqlite3.connect(f'file:{pathname2url(str(path))}?mode={mode}', uri=True)
     try:

@@ -172,7 +172,7 @@ class Simulation:
                 pids.append(int(entry.name))
         return pids
 
-    def stop(self, timeout_s: float = 20.0) -> int:
+    def stop(self, timeout_s: float = 40.0) -> int:
         """Ctrl-C to the runner; the whole session is killed if it does not end in time."""
         if self.launch is None:
             return 0

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from simharness import allocate_domain, ros_env
 
-STOP_BOUND_S = 8.0  # the runner escalates to SIGTERM after 5 s; a clean stop never gets there
+# 'still running': the runner escalated to SIGTERM, which a clean stop never needs, however
+# loaded the machine (the runner's STOP_GRACE_S is the bound, not a wall time measured here).
 NOISE = ('Traceback', 'Exception in', 'context is invalid', 'exited with code',
          'still running')
 
@@ -30,14 +31,12 @@ def test_a_signal_stops_every_process_quickly_without_a_traceback(simulation, si
 
     start = time.monotonic()
     os.kill(sim.process.pid, sig)
-    code = sim.process.wait(30)
-    while sim.session_processes() and time.monotonic() - start < 30:
+    code = sim.process.wait(60)
+    while sim.session_processes() and time.monotonic() - start < 60:
         time.sleep(0.05)
-    took = time.monotonic() - start
 
     assert sim.session_processes() == []
     assert code == 0, sim.log
-    assert took < STOP_BOUND_S, f'stopping took {took:.1f} s\n{sim.log}'
     log = sim.log
     assert not [word for word in NOISE if word in log], log
     assert 'arsim-embedded stopped' in log and 'results:' in log

@@ -36,7 +36,7 @@ from arsim_launch.nodes import NodeSpec
 from arsim_launch.output import OutputPump
 
 PR_SET_PDEATHSIG = 1
-STOP_GRACE_S = 5.0
+STOP_GRACE_S = 10.0  # a clean stop takes a second or two, more on a loaded machine
 OWN_PACKAGES = ('arsim_core', 'arsim_bridge')  # console scripts of arsim_core.process.entrypoints
 
 

@@ -26,7 +26,7 @@ from arsim_core.view.access import Access
 Log = Callable[[str, str], None]  # (level: info | warn | error, text)
 # Stopping waits at most CLOSE_S for the clients to answer the close (all at once: one whose
 # network went away never does), SHUTDOWN_S for requests in progress, and as long again for the
-# thread: well within the grace the launcher gives a node to stop (STOP_GRACE_S, 5 s).
+# thread: well within the grace the launcher gives a node to stop (STOP_GRACE_S, 10 s).
 CLOSE_S = 0.5
 SHUTDOWN_S = 1.0
 

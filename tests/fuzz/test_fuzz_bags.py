@@ -311,6 +311,13 @@ def _at(doc: Any, keys: tuple[Any, ...]) -> Any:
 
 
 def _change_document(doc: dict[str, Any], change: tuple[Any, ...], sentinel: Path) -> None:
+    """Apply ``change``; one that an earlier change left nothing to apply to (it removed or
+    replaced the list or key it names) does nothing."""
+    with contextlib.suppress(IndexError, KeyError, TypeError):
+        _apply_change(doc, change, sentinel)
+
+
+def _apply_change(doc: dict[str, Any], change: tuple[Any, ...], sentinel: Path) -> None:
     def name(text: Any) -> Any:
         return text.replace('SENTINEL', str(sentinel)) if isinstance(text, str) else text
     if change[0] == 'path':

@@ -97,6 +97,15 @@ def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError
     return data, lines
 
 
+def _finite(value: float) -> bool:
+    """Whether ``value`` is a finite float; an integer too large for one is not (math.isfinite
+    raises OverflowError on it)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [child for pair in node.value for child in pair]
@@ -257,12 +266,12 @@ class Section:
                                maximum_name=maximum_name)
         value = self.raw(key, default, what=what)
         ok = not isinstance(value, bool) and isinstance(value, (int, float)) \
-            and math.isfinite(value) \
+            and _finite(value) \
             and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum)) \
             and (maximum is None or (value < maximum if exclusive_maximum else value <= maximum)) \
             and not (nonzero and value == 0)
         if not ok:
-            self.fail(f'expected {what}, got {value!r}', key)
+            self.fail(f'expected {what}, got {clip(repr(value), 80)}', key)
         return float(value)
 
     def integer(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> int:

@@ -111,3 +111,11 @@ def test_a_file_pyyaml_cannot_read_or_build_is_a_config_error(tmp_path, text):
     path.write_text(text)
     with pytest.raises(ConfigError, match=f'{path}.*: invalid YAML: '):
         load_section(path)
+
+
+def test_an_integer_too_large_for_a_float_is_refused_naming_the_key(tmp_path: Path) -> None:
+    """A YAML integer of a few hundred digits is a valid int that no float holds."""
+    path = tmp_path / 'big.yaml'
+    path.write_text('barrier_height: ' + '9' * 400 + '\n')
+    with pytest.raises(ConfigError, match=r'big\.yaml:1: barrier_height: expected a number'):
+        load_section(path).number('barrier_height', minimum=0.0)

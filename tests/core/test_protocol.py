@@ -26,6 +26,14 @@ def test_round_trip_keeps_header_and_arrays(topic: str) -> None:
         assert message.arrays[name].dtype == array.dtype
 
 
+def test_an_empty_array_round_trips_with_its_shape() -> None:
+    # An objects sensor with nothing in range sends no rows: (0, 9).
+    frames = framing.encode(framing.UPDATE, 1, 0, arrays={'none': np.zeros((0, 9))})
+    message = framing.decode([bytes(f) for f in frames])
+    assert message.arrays['none'].shape == (0, 9)
+    assert message.arrays['none'].dtype == np.float64
+
+
 def test_frames_are_found_by_name_not_order() -> None:
     frames = framing.encode(framing.UPDATE, 1, 0, arrays={
         'x': np.zeros(2, np.float32), 'y': np.ones(3, np.uint8)})

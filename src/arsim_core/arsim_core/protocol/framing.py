@@ -72,7 +72,8 @@ def encode(topic: str, step: int, time_ns: int, body: Mapping[str, Any] | None =
     for name, array in (arrays or {}).items():
         contiguous = np.ascontiguousarray(array)
         frames_meta.append(_describe(name, contiguous, array_meta))
-        buffers.append(contiguous.data.cast('B'))
+        # memoryview refuses to cast a view with a zero in its shape: an empty frame is b''.
+        buffers.append(contiguous.data.cast('B') if contiguous.size else memoryview(b''))
     header = {'protocol': PROTOCOL_VERSION, 'step': step, 'time_ns': time_ns,
               **(body or {}), 'frames': frames_meta}
     try:  # strict JSON, as decode reads it: NaN and the infinities are no JSON values

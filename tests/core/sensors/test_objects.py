@@ -9,9 +9,15 @@ import numpy as np
 import pytest
 
 from arsim_core import labels
-from arsim_core.geometry import Footprint
-from arsim_core.sensors.objects import Box3D, car_box, cars_around, seen_from, track_cones
+from arsim_core.sensors.objects import (
+    COLUMNS,
+    car_rows,
+    placed_cone_rows,
+    seen_from,
+    track_cones,
+)
 from arsim_core.track import load_track, track_mesh
+from arsim_core.track.mesh import PLACED_CONE_SIZES
 
 
 def test_the_cones_of_a_track_mesh_are_the_cones_it_was_built_with(repo_root) -> None:
@@ -44,16 +50,25 @@ def test_cones_stay_apart_even_when_a_mesh_repeats_its_vertices_per_triangle() -
 
 
 def test_boxes_are_seen_in_the_cars_frame_within_its_range() -> None:
-    ahead = Box3D(labels.CONE_BLUE, 3.0, 5.0, 0.15, 0.2, 0.2, 0.3)
-    behind = Box3D(labels.CONE_BLUE, 1.0, -4.0, 0.15, 0.2, 0.2, 0.3)
-    other = car_box('opp', Footprint(0.5, 0.3, 0.2), (1.0, 6.0, math.pi))
-    seen = seen_from((1.0, 2.0, math.pi / 2), [ahead, behind, other], range_m=5.0)
-    assert [(b.name, round(b.x, 6), round(b.y, 6), round(b.yaw, 6)) for b in seen] == [
-        ('blue_cone', 3.0, -2.0, round(-math.pi / 2, 6)), ('car', 4.0, 0.0, round(math.pi / 2, 6))]
-    assert seen[1].z == pytest.approx(0.1) and seen[1].id == 'opp'
+    cones = np.array([[3.0, 5.0, 0.15, 0.0, 0.2, 0.2, 0.3, labels.CONE_BLUE, 0],  # ahead
+                      [1.0, -4.0, 0.15, 0.0, 0.2, 0.2, 0.3, labels.CONE_BLUE, 1]])  # behind
+    other = car_rows(np.array([[1.0, 6.0, math.pi]]), np.array([[0.5, 0.3, 0.2]]),
+                     np.array([1]))
+    seen = seen_from((1.0, 2.0, math.pi / 2), np.concatenate([cones, other]), range_m=5.0)
+    assert seen.shape == (2, len(COLUMNS))
+    assert seen[:, [0, 1, 3, 7, 8]] == pytest.approx(np.array([
+        [3.0, -2.0, -math.pi / 2, labels.CONE_BLUE, 0],
+        [4.0, 0.0, math.pi / 2, labels.CAR, 1]]))
+    assert seen[1, 2] == pytest.approx(0.1)  # the car's box stands on the ground
+    assert seen_from((0.0, 0.0, 0.0), cones, range_m=1.0).shape == (0, len(COLUMNS))
 
 
-def test_a_car_does_not_see_itself() -> None:
-    footprints = {'ego': Footprint(0.5, 0.3, 0.2), 'opp': Footprint(0.6, 0.3, 0.2)}
-    boxes = cars_around('ego', {'ego': (0, 0, 0), 'opp': (2, 0, 0)}, footprints)
-    assert [(b.id, b.length) for b in boxes] == [('opp', 0.6)]
+def test_placed_cones_stand_upright_or_lie_along_their_tip() -> None:
+    radius, height = PLACED_CONE_SIZES[labels.CONE_ORANGE]
+    state = np.array([[1.0, 2.0, 0.0, 0.0, labels.CONE_ORANGE],  # standing
+                      [3.0, 4.0, 0.7, 1.0, labels.CONE_ORANGE]])  # lying, tip at yaw 0.7
+    rows = placed_cone_rows(state)
+    assert rows == pytest.approx(np.array([
+        [1.0, 2.0, height / 2, 0.0, 2 * radius, 2 * radius, height, labels.CONE_ORANGE, 0],
+        [3.0, 4.0, radius, 0.7, height, 2 * radius, 2 * radius, labels.CONE_ORANGE, 1]]))
+    assert placed_cone_rows(np.zeros((0, 5))).shape == (0, len(COLUMNS))

@@ -17,7 +17,7 @@ from arsim_core.config.sensors import Mount, SensorSpec
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import rpy_to_quaternion
 from arsim_core.protocol.messages import FrameMeta
-from arsim_core.sensors.computed import LAYOUTS
+from arsim_core.sensors.computed import LAYOUTS, ROW_KINDS
 from arsim_core.sensors.kinematics import PlanarState
 
 
@@ -66,13 +66,17 @@ class CarFrame:
 
     def computed(self, car: str, sensor: str, kind: str) -> np.ndarray | None:
         """The engine's values of a computed sensor in this frame (None: not due), checked
-        against the layout of ``kind`` (``arsim_core.sensors.computed.LAYOUTS``)."""
+        against the layout of ``kind`` (``arsim_core.sensors.computed.LAYOUTS``): one vector,
+        or a row per item for the ``ROW_KINDS``."""
         values = self.array(car, sensor)
         if values is None:
             return None
         size = len(LAYOUTS[kind])
-        if values.dtype != np.float64 or values.shape != (size,):
-            msg = (f'frame {car}/{sensor}: {kind} values are float64 ({size},), got '
+        rows = kind in ROW_KINDS
+        fits = values.ndim == 2 and values.shape[1] == size if rows else values.shape == (size,)
+        if values.dtype != np.float64 or not fits:
+            expected = f'(n, {size})' if rows else f'({size},)'
+            msg = (f'frame {car}/{sensor}: {kind} values are float64 {expected}, got '
                    f'{values.dtype} {values.shape}')
             raise ProtocolError(msg)
         return values

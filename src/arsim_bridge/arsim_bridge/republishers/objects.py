@@ -1,16 +1,15 @@
-"""Objects republisher (``type: objects``): the 3D ground truth around a car, as
-vision_msgs/Detection3DArray in base_link: the track's cones (those of the track mesh it
-hears on the track topic, and the placed cones as the engine says they stand or lie) and the
-other cars (their footprint boxes at the poses their
-dynamics publish), those within ``range_m``. Class ids as FSOCO names them, score 1; a car's
+"""Objects republisher (``type: objects``): the engine's 3D ground truth around a car
+(``arsim_core.sensors.computed``: the track's cones, its placed cones as they stand or lie, and
+the other cars' footprint boxes at their poses of the frame, within ``range_m``), packed as
+vision_msgs/Detection3DArray in base_link. Class ids as FSOCO names them, score 1; a car's
 detection id is its name, a cone's its number on the track."""
 
 from __future__ import annotations
 
-import threading
-from collections import deque
-from functools import partial
+import math
+from collections.abc import Sequence
 
+import numpy as np
 from vision_msgs.msg import (
     Detection3D,
     Detection3DArray,
@@ -19,74 +18,52 @@ from vision_msgs.msg import (
 )
 
 from arsim_bridge import qos
-from arsim_bridge.common import planar, set_pose_2d, to_ns, to_time, track_world
+from arsim_bridge.common import set_pose_2d, to_time
 from arsim_bridge.republishers.base import CarFrame, SensorContext
+from arsim_core import labels
 from arsim_core.config.sensors import ObjectsSpec
-from arsim_core.engine.cones import CONES_ARRAY
-from arsim_core.sensors.objects import (
-    Box3D,
-    cars_around,
-    placed_cone_boxes,
-    seen_from,
-    track_cones,
-)
-from arsim_msgs.msg import CarState, TrackGeometry
-
-POSES_KEPT = 8  # frames of each other car's pose kept, to pick the one of the frame published
+from arsim_core.errors import ProtocolError
+from arsim_core.sensors.ground_truth import CLASSES
+from arsim_core.sensors.objects import Box3D
 
 
 class ObjectsRepublisher:
     def __init__(self, ctx: SensorContext) -> None:
         self.ctx = ctx
         self.spec: ObjectsSpec = ctx.spec
-        node, scenario = ctx.node, ctx.scenario
-        self.pub = node.create_publisher(Detection3DArray, ctx.topic, qos.SENSOR)
-        self.cones: list[Box3D] = []
-        self.footprints = {car.name: car.profile.footprint for car in scenario.cars}
-        self.poses: dict[str, deque[tuple[int, tuple[float, float, float]]]] = {}
-        self.lock = threading.Lock()  # states arrive on the executor, frames on their thread
-        node.create_subscription(TrackGeometry, scenario.topic_map.track_topic, self._on_track,
-                                 qos.LATCHED)
-        for car in scenario.cars:
-            if car.name != ctx.car:
-                self.poses[car.name] = deque(maxlen=POSES_KEPT)
-                node.create_subscription(CarState, car.names.state_topic,
-                                         partial(self._on_state, car.name), qos.STREAM)
-
-    def _on_track(self, msg: TrackGeometry) -> None:
-        world = track_world(msg)
-        self.cones = track_cones(world.vertices, world.triangles, world.labels)
-
-    def _on_state(self, car: str, msg: CarState) -> None:
-        with self.lock:
-            self.poses[car].append((to_ns(msg.header.stamp), planar(msg.pose)))
+        self.pub = ctx.node.create_publisher(Detection3DArray, ctx.topic, qos.SENSOR)
+        self.cars = tuple(car.name for car in ctx.scenario.cars)  # a car's id: its index
 
     def static_transforms(self) -> list:
         return []
 
-    def _pose_at(self, car: str, time_ns: int) -> tuple[float, float, float] | None:
-        """The other car's pose at ``time_ns``, or its latest before it, or its latest."""
-        with self.lock:
-            kept = list(self.poses[car])
-        before = [pose for stamp, pose in kept if stamp <= time_ns]
-        return before[-1] if before else (kept[-1][1] if kept else None)
-
     def publish(self, frame: CarFrame) -> None:
-        if not self.ctx.due(frame.step):
+        car, name = self.ctx.car, self.spec.name
+        rows = frame.computed(car, name, 'objects')
+        if rows is None:
             return
-        poses = {car: pose for car in self.poses
-                 if (pose := self._pose_at(car, frame.time_ns)) is not None}
-        state = frame.state
-        placed = frame.arrays.get(CONES_ARRAY)
-        cones = self.cones if placed is None else [*self.cones, *placed_cone_boxes(placed)]
-        boxes = seen_from((state.x, state.y, state.yaw),
-                          [*cones, *cars_around(self.ctx.car, poses, self.footprints)],
-                          self.spec.range_m)
         array = Detection3DArray()
-        array.header.stamp = to_time(frame.time_ns)
+        array.header.stamp = to_time(frame.stamp_ns(car, name))
         array.header.frame_id = self.ctx.base_frame
-        array.detections = [detection(box, array.header) for box in boxes]
+        array.detections = [detection(box, array.header)
+                            for box in boxes(rows, self.cars, f'{car}/{name}')]
         self.pub.publish(array)
+
+
+def boxes(rows: np.ndarray, cars: Sequence[str], frame: str) -> list[Box3D]:
+    """The boxes of an objects frame's rows (``arsim_core.sensors.objects.COLUMNS``); a row
+    with a label no class has, or a car id that names no car, is refused naming ``frame``."""
+    found = []
+    for x, y, z, yaw, length, width, height, label, number in rows.tolist():
+        if label not in CLASSES or not math.isfinite(number) or not number.is_integer() \
+                or number < 0 or (label == labels.CAR and number >= len(cars)):
+            msg = (f'frame {frame}: an objects row has label {label} and id {number}; '
+                   f'expected a label of {sorted(CLASSES)} and a cone number or car index '
+                   f'(below {len(cars)})')
+            raise ProtocolError(msg)
+        ident = cars[int(number)] if label == labels.CAR else str(int(number))
+        found.append(Box3D(int(label), x, y, z, length, width, height, yaw, ident))
+    return found
 
 
 def detection(box: Box3D, header: object) -> Detection3D:

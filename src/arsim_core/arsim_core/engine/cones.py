@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arsim_core.sensors.objects import placed_cone_rows
 from arsim_core.track.mesh import PLACED_CONE_SIZES, placed_cones_mesh
 from arsim_core.track.model import Cones, TrackMesh
 
@@ -53,6 +54,7 @@ class ConeField:
         self.version = 0
         self.positions = np.array(cones.positions, np.float64)
         self.lying = np.full((len(cones), 3), np.nan)  # x, y, yaw of the cones down
+        self._boxes: tuple[int, np.ndarray] | None = None  # the version they show, the rows
 
     def __len__(self) -> int:
         return len(self.cones)
@@ -124,6 +126,13 @@ class ConeField:
     def mesh(self) -> TrackMesh:
         """The cones as they stand or lie now, for the renderers."""
         return placed_cones_mesh(self.cones, self.lying if np.any(self.down) else None)
+
+    def boxes(self) -> np.ndarray:
+        """The cones' boxes as objects sensors see them, world-frame rows of
+        ``sensors.objects.COLUMNS``; made again only when a cone moved."""
+        if self._boxes is None or self._boxes[0] != self.version:
+            self._boxes = (self.version, placed_cone_rows(self.state_rows()))
+        return self._boxes[1]
 
     def state_rows(self) -> np.ndarray:
         """(K, 5) float64 rows of ``STATE_COLUMNS``, for ground truth and the sensor nodes."""

@@ -10,7 +10,8 @@ referee, the sensor schedule, a renderer and the race metrics. Two ways to drive
   (:mod:`arsim_core.engine.lockstep`) pipelines the renders; the ROS bridge works this way.
 
 Either way the engine also computes the sensors no backend renders (IMU, GNSS, wheel
-odometry: :mod:`arsim_core.sensors.computed`), their noise seeded from the run ``seed``:
+odometry, and the objects ground truth from every car's state and the track's cones:
+:mod:`arsim_core.sensors.computed`), their noise seeded from the run ``seed``:
 ``advance`` and ``reset`` put them in ``Frame.sensors``, the lockstep loop gets them from
 :meth:`Engine.sense` and fans them out with the rendered frames.
 """
@@ -62,7 +63,7 @@ class Frame(NamedTuple):
 
     ``sensors`` holds rendered and computed sensors alike: rendered outputs as
     ``<car>/<sensor><suffix>`` (``arsim_core.backend.outputs.frame_name``) and the computed
-    IMU, GNSS and wheel odometry as ``<car>/<sensor>``, float64 arrays whose layouts
+    IMU, GNSS, wheel odometry and objects as ``<car>/<sensor>``, float64 arrays whose layouts
     ``arsim_core.sensors.computed`` documents (``LAYOUTS``; ``Engine.computed.sensors`` says
     which names are computed). Each is there only in the frames it is due
     (``step % frames_per_sample(rate_hz, frame period) == 0``)."""
@@ -127,6 +128,7 @@ class Engine:
         else:
             self.renderer.switch_track(self.step, self.time_ns, world.track_request())
         self.world = world
+        self.computed.set_track(world.vertices, world.triangles, world.labels)
         self.referee.set_track(CollisionWorld(world.vertices, world.triangles.astype(np.int64),
                                               world.labels), world.start_pose,
                                staged_front=world.mission is not None)
@@ -285,7 +287,8 @@ class Engine:
         rendered = self._render_sensors(self.states, due) if due else {}
         self.computed.reset(cars=poses)
         computed = self.computed.compute(self.step, self.time_ns,
-                                         {name: self.states[name] for name in poses})
+                                         {name: self.states[name] for name in poses},
+                                         cars=self.states, placed_cones=self._placed_cones())
         return {**rendered, **computed} if computed else rendered
 
     def drive(self, car: str, speed: float, steering_angle: float) -> str | None:
@@ -411,8 +414,14 @@ class Engine:
               accelerations: bool = True) -> dict[str, np.ndarray]:
         """The computed sensors due in this frame (``self.step``, ``self.time_ns``) of the cars
         in ``states``, by frame name; once per frame, in order. ``accelerations``: the states
-        carry the cars' ax, ay (a dynamics node's), else the IMU differences them."""
-        return self.computed.compute(self.step, self.time_ns, states, accelerations)
+        carry the cars' ax, ay (a dynamics node's), else the IMU differences them. Objects
+        sensors see the cars of ``states`` and the track's cones as they stand or lie now."""
+        return self.computed.compute(self.step, self.time_ns, states, accelerations,
+                                     placed_cones=self._placed_cones())
+
+    def _placed_cones(self) -> np.ndarray | None:
+        """The placed cones' boxes for objects sensors (none are made without one)."""
+        return self.cones.boxes() if self.cones is not None and self.computed.objects else None
 
     def _sensors(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
         """This frame's rendered and computed sensors; the engine's vehicles report no

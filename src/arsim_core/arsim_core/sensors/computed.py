@@ -1,9 +1,10 @@
-"""The computed sensors: IMU, GNSS and wheel odometry, from the cars' states, in the engine.
+"""The computed sensors: IMU, GNSS, wheel odometry and objects, from the engine's state.
 
 No backend renders these: each is a few formulas on the car's state (``kinematics``,
-``geodesy``) plus noise. They are computed once, here, so every face (the ROS republishers, the
-dataset runner, the Gymnasium environments) gets the same values from one place, and every
-noise stream is seeded from the run seed, the car and the sensor:
+``geodesy``) plus noise, or, for objects, on every car's state and the track's cones
+(``objects``). They are computed once, here, so every face (the ROS republishers, the dataset
+runner, the Gymnasium environments) gets the same values from one place, and every noise
+stream is seeded from the run seed, the car and the sensor:
 ``np.random.default_rng([seed, car.index, sensor_index])`` (numpy's SeedSequence), where
 ``sensor_index`` is the sensor's position in the car profile's ``Sensors``. Two runs with the
 same seed give identical values; runs with different seeds, different noise.
@@ -26,6 +27,14 @@ arrays, keyed by frame name ``<car>/<sensor>`` as rendered outputs are
   that starts where the car is at its first sample, the twist it publishes, the noisy steering
   angle it used, and the twist's variances (the yaw rate's depends on the noisy speed and
   steering). Noise draws: speed, then steering angle.
+- ``objects`` (n, 9), one row per box: ``[x, y, z, yaw, length, width, height, label, id]``
+  (``arsim_core.sensors.objects.COLUMNS``): the exact 3D ground truth around the car in its
+  base_link, every box whose centre is within the spec's ``range_m``: the cones of the track
+  mesh (found once per track, ``set_track``; id: the cone's number among them), then the
+  track's placed cones as they stand or lie (``compute``'s ``placed_cones``; id: the cone's
+  number on the track), then the other cars' footprint boxes at their poses of the frame (id:
+  the car's index in the scenario, ``car_names`` names it). Centre and heading in base_link,
+  size along the box's own axes, label as ``arsim_core.labels`` numbers it. No noise.
 
 The IMU needs the car's acceleration: with ``accelerations=True`` the states' ``ax``/``ay`` (a
 dynamics node's) and the yaw acceleration differenced from the previous frame; otherwise all
@@ -42,8 +51,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from arsim_core import labels
 from arsim_core.beams import frames_per_sample
-from arsim_core.config.sensors import GnssSpec, ImuSpec, WheelOdometrySpec
+from arsim_core.config.sensors import GnssSpec, ImuSpec, ObjectsSpec, WheelOdometrySpec
 from arsim_core.geometry import rotation_matrix
 from arsim_core.protocol.messages import FrameMeta
 from arsim_core.sensors.geodesy import enu_to_geodetic
@@ -53,6 +63,7 @@ from arsim_core.sensors.kinematics import (
     body_acceleration,
     specific_force,
 )
+from arsim_core.sensors.objects import COLUMNS, car_rows, seen_from, track_cone_rows
 
 if TYPE_CHECKING:
     from arsim_core.config.scenario import CarSpec, Scenario
@@ -63,8 +74,12 @@ LAYOUTS: Mapping[str, tuple[str, ...]] = {
     'gnss': ('latitude', 'longitude', 'altitude'),
     'wheel_odometry': ('x', 'y', 'yaw', 'vx', 'yaw_rate', 'steering_angle', 'vx_variance',
                        'yaw_rate_variance'),
+    'objects': COLUMNS,
 }
 KINDS = frozenset(LAYOUTS)
+#: The kinds whose array holds a row per item, (n, len(LAYOUTS[kind])), not one vector.
+ROW_KINDS = frozenset({'objects'})
+NO_BOXES = np.zeros((0, len(COLUMNS)))
 
 
 class State(Protocol):
@@ -103,7 +118,7 @@ class _Sensor:
     car: str
     name: str  # the frame name, <car>/<sensor>
     kind: str
-    spec: ImuSpec | GnssSpec | WheelOdometrySpec
+    spec: ImuSpec | GnssSpec | WheelOdometrySpec | ObjectsSpec
     every: int  # due every this many frames
     car_index: int
     sensor_index: int
@@ -132,6 +147,20 @@ class ComputedSensors:
                 self._imus.setdefault(sensor.car, []).append(sensor)
         self.cars = frozenset(sensor.car for sensor in self.sensors)
         self._previous: dict[str, PlanarState] = {}  # each IMU car's state last frame
+        # What objects sensors see: every car's footprint, and the track mesh's cones.
+        self.car_names = tuple(car.name for car in scenario.cars)
+        self._sizes = np.array([(f.length, f.width, f.height) for f in
+                                (car.profile.footprint for car in scenario.cars)],
+                               np.float64).reshape(-1, 3)
+        self.objects = any(sensor.kind == 'objects' for sensor in self.sensors)
+        self._track_cones = NO_BOXES
+
+    def set_track(self, vertices: np.ndarray, triangles: np.ndarray,
+                  triangle_labels: np.ndarray) -> None:
+        """The track mesh the objects sensors see from now on: its cones are found here, once
+        per track (nothing is done without an objects sensor)."""
+        self._track_cones = track_cone_rows(vertices, triangles, triangle_labels) \
+            if self.objects else NO_BOXES
 
     def __bool__(self) -> bool:
         return bool(self.sensors)
@@ -152,19 +181,28 @@ class ComputedSensors:
                 del self._previous[car]
 
     def compute(self, step: int, time_ns: int, states: Mapping[str, State],
-                accelerations: bool = False) -> dict[str, np.ndarray]:
+                accelerations: bool = False, cars: Mapping[str, State] | None = None,
+                placed_cones: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The sensors due at ``step`` (sim time ``time_ns``) of the cars in ``states``, by
         frame name (layouts in the module's docstring). Call it once per frame, in order: the
-        IMU differences the previous call's states and wheel odometry integrates."""
+        IMU differences the previous call's states and wheel odometry integrates. Objects
+        sensors see the cars in ``cars`` (default ``states``) and, besides the track mesh's
+        cones, ``placed_cones``: world-frame rows of ``objects.COLUMNS``
+        (``objects.placed_cone_rows``)."""
         if not self.sensors:
             return {}
         current = {car: _planar(time_ns, states[car]) for car in self.cars if car in states}
         found: dict[str, np.ndarray] = {}
+        world: np.ndarray | None = None  # every box in the world frame, made once per frame
         for sensor in self.sensors:
             state = current.get(sensor.car)
             if state is None or step % sensor.every:
                 continue
-            if sensor.kind == 'imu':
+            if sensor.kind == 'objects':
+                if world is None:
+                    world = self._world_boxes(states if cars is None else cars, placed_cones)
+                found[sensor.name] = _objects(sensor, state, world)
+            elif sensor.kind == 'imu':
                 previous = self._previous.get(sensor.car)
                 raw = states[sensor.car]
                 accel = (raw.ax, raw.ay, body_acceleration(previous, state)[2]) \
@@ -178,6 +216,19 @@ class ComputedSensors:
             if car in current:
                 self._previous[car] = current[car]
         return found
+
+    def _world_boxes(self, cars: Mapping[str, State],
+                     placed_cones: np.ndarray | None) -> np.ndarray:
+        """The boxes objects sensors may see, in the world frame: the track mesh's cones, the
+        placed cones, the cars of ``cars`` (in scenario order)."""
+        present = [i for i, name in enumerate(self.car_names) if name in cars]
+        poses = np.array([(cars[self.car_names[i]].x, cars[self.car_names[i]].y,
+                           cars[self.car_names[i]].yaw) for i in present],
+                         np.float64).reshape(-1, 3)
+        blocks = [self._track_cones, car_rows(poses, self._sizes[present], np.array(present))]
+        if placed_cones is not None:
+            blocks.insert(1, placed_cones)
+        return np.concatenate(blocks)
 
     def frame_meta(self, names: Iterable[str], time_ns: int) -> dict[str, FrameMeta]:
         """The descriptions of computed frames ``names`` taken at ``time_ns``, as a fan-out
@@ -198,7 +249,7 @@ def _car_sensors(car: CarSpec, frame_period_ns: int, seed: int) -> list[_Sensor]
                     frames_per_sample(spec.rate_hz, frame_period_ns), car.index, index,
                     wheelbase, noise(seed, car.index, index))
             for index, spec in enumerate(car.profile.sensors)
-            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec))]
+            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec, ObjectsSpec))]
 
 
 def _planar(time_ns: int, state: State) -> PlanarState:
@@ -235,6 +286,14 @@ def _gnss(sensor: _Sensor, state: PlanarState) -> np.ndarray:
     north = state.y + s * m.x + c * m.y + rng.normal(0.0, spec.horizontal_noise_std)
     up = m.z + rng.normal(0.0, spec.vertical_noise_std)
     return np.array(enu_to_geodetic(east, north, up, spec.origin))
+
+
+def _objects(sensor: _Sensor, state: PlanarState, world: np.ndarray) -> np.ndarray:
+    """The boxes around the car (never its own) in its base_link, within the spec's range."""
+    spec = sensor.spec
+    assert isinstance(spec, ObjectsSpec)
+    own = (world[:, 7] == labels.CAR) & (world[:, 8] == sensor.car_index)
+    return seen_from((state.x, state.y, state.yaw), world[~own], spec.range_m)
 
 
 def _wheel_odometry(sensor: _Sensor, state: PlanarState, time_ns: int) -> np.ndarray:

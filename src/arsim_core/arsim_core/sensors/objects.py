@@ -1,5 +1,8 @@
 """3D ground truth: the cones of a track and the other cars, as boxes in a car's own frame.
 
+The engine's objects sensors (``arsim_core.sensors.computed``) use these as rows of
+``COLUMNS`` (float64 arrays, one row per box), so a frame carries them as any other array.
+
 Cones are found in the track mesh itself (its cone-labelled triangles, grouped into the meshes
 they form), so they are the cones every sensor sees, wherever the track came from. Cars are
 their footprint boxes at their poses, as the other cars' sensors see them.
@@ -8,8 +11,7 @@ their footprint boxes at their poses, as the other cars' sensors see them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,12 +19,15 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from arsim_core import labels
-from arsim_core.geometry import Footprint, relative_pose
 from arsim_core.sensors.ground_truth import Labelled
 from arsim_core.track.mesh import PLACED_CONE_SIZES
 
 CONE_LABELS = labels.CONES
 WELD_M = 1e-4  # vertices this close are one (meshes that repeat a vertex per triangle)
+#: The columns of the boxes' rows, one row per box: centre [m], heading [rad], size along the
+#: box's own axes [m], semantic label (``arsim_core.labels``) and id: a cone's number on its
+#: track, a car's index in the scenario.
+COLUMNS = ('x', 'y', 'z', 'yaw', 'length', 'width', 'height', 'label', 'id')
 
 
 @dataclass(frozen=True)
@@ -67,41 +72,65 @@ def track_cones(vertices: NDArray[np.floating], triangles: NDArray[np.integer],
     return cones
 
 
-def placed_cone_boxes(rows: NDArray[np.floating]) -> list[Box3D]:
+def track_cone_rows(vertices: NDArray[np.floating], triangles: NDArray[np.integer],
+                    triangle_labels: NDArray[np.integer]) -> NDArray[np.float64]:
+    """``track_cones`` as rows of ``COLUMNS`` in the world frame; a cone's id is its number."""
+    cones = track_cones(vertices, triangles, triangle_labels)
+    rows = np.array([(c.x, c.y, c.z, c.yaw, c.length, c.width, c.height, c.label, int(c.id))
+                     for c in cones], np.float64)
+    return rows.reshape(-1, len(COLUMNS))
+
+
+def placed_cone_rows(state_rows: NDArray[np.floating]) -> NDArray[np.float64]:
     """The boxes of a track's placed cones from their state rows
-    (``arsim_core.engine.cones.STATE_COLUMNS``): upright where they stand, along the ground
-    where they lie; a cone's id is its number on the track."""
-    boxes = []
-    for index, (x, y, yaw, down, label) in enumerate(np.asarray(rows).tolist()):
-        radius, height = PLACED_CONE_SIZES[int(label)]
-        if down:
-            size, z = (height, 2.0 * radius, 2.0 * radius), radius
-        else:
-            size, z = (2.0 * radius, 2.0 * radius, height), height / 2.0
-        boxes.append(Box3D(int(label), x, y, z, *size, yaw, id=str(index)))
-    return boxes
+    (``arsim_core.engine.cones.STATE_COLUMNS``), as rows of ``COLUMNS`` in the world frame:
+    upright where they stand, along the ground (their tip along their yaw) where they lie; a
+    cone's id is its number on the track."""
+    state = np.asarray(state_rows, np.float64).reshape(-1, 5)
+    sizes = np.array([PLACED_CONE_SIZES[int(label)] for label in state[:, 4]],
+                     np.float64).reshape(-1, 2)
+    radius, height = sizes[:, 0], sizes[:, 1]
+    down = state[:, 3] != 0.0
+    rows = np.empty((len(state), len(COLUMNS)))
+    rows[:, 0:2] = state[:, 0:2]
+    rows[:, 2] = np.where(down, radius, height / 2.0)
+    rows[:, 3] = state[:, 2]
+    rows[:, 4] = np.where(down, height, 2.0 * radius)
+    rows[:, 5] = 2.0 * radius
+    rows[:, 6] = np.where(down, 2.0 * radius, height)
+    rows[:, 7] = state[:, 4]
+    rows[:, 8] = np.arange(len(state))
+    return rows
 
 
-def car_box(name: str, footprint: Footprint, pose: tuple[float, float, float],
-            z: float = 0.0) -> Box3D:
-    """A car's footprint box at ``pose`` (x, y, yaw of base_link), from ``z`` up."""
-    return Box3D(labels.CAR, pose[0], pose[1], z + footprint.height / 2.0, footprint.length,
-                 footprint.width, footprint.height, pose[2], name)
+def car_rows(poses: NDArray[np.floating], sizes: NDArray[np.floating],
+             ids: NDArray[np.integer]) -> NDArray[np.float64]:
+    """Cars' footprint boxes as rows of ``COLUMNS`` in the world frame: ``poses`` (n, 3) x,
+    y, yaw of their base_link, ``sizes`` (n, 3) their footprints' length, width and height
+    (the box stands on the ground), ``ids`` their numbers (the cars' index in the scenario)."""
+    poses, sizes = np.asarray(poses, np.float64), np.asarray(sizes, np.float64)
+    rows = np.empty((len(poses), len(COLUMNS)))
+    rows[:, 0:2] = poses[:, 0:2]
+    rows[:, 2] = sizes[:, 2] / 2.0
+    rows[:, 3] = poses[:, 2]
+    rows[:, 4:7] = sizes
+    rows[:, 7] = labels.CAR
+    rows[:, 8] = ids
+    return rows
 
 
-def seen_from(pose: tuple[float, float, float], boxes: Iterable[Box3D],
-              range_m: float) -> list[Box3D]:
-    """``boxes`` within ``range_m`` of ``pose`` (x, y, yaw), in that pose's frame."""
-    near = []
-    for box in boxes:
-        x, y, yaw = relative_pose(pose, (box.x, box.y, box.yaw))
-        if math.hypot(x, y) <= range_m:
-            near.append(replace(box, x=x, y=y, yaw=yaw))
-    return near
-
-
-def cars_around(car: str, poses: Mapping[str, tuple[float, float, float]],
-                footprints: Mapping[str, Footprint]) -> list[Box3D]:
-    """The boxes of every car but ``car``."""
-    return [car_box(name, footprints[name], pose) for name, pose in poses.items()
-            if name != car]
+def seen_from(pose: tuple[float, float, float], rows: NDArray[np.floating],
+              range_m: float) -> NDArray[np.float64]:
+    """The boxes of ``rows`` (``COLUMNS``, world frame) whose centre is within ``range_m`` of
+    ``pose`` (x, y, yaw), in that pose's frame (as ``geometry.relative_pose`` puts them)."""
+    world = np.asarray(rows, np.float64)
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = world[:, 0] - x, world[:, 1] - y
+    local_x, local_y = c * dx + s * dy, -s * dx + c * dy
+    near = np.hypot(local_x, local_y) <= range_m
+    seen = world[near]  # a copy: boolean indexing
+    seen[:, 0], seen[:, 1] = local_x[near], local_y[near]
+    turn = seen[:, 3] - yaw
+    seen[:, 3] = np.arctan2(np.sin(turn), np.cos(turn))
+    return seen

@@ -10,7 +10,7 @@ a relative name under the node's namespace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -22,20 +22,13 @@ from arsim_core.recording.bag import BagWriter, recorded_qos
 
 
 class BagRecording:
-    """One bag being written by several stand-in nodes, at one sim time. What one stand-in
-    publishes reaches the others' subscriptions (the track for the objects sensors); what
-    other processes would publish (the cars' states) the caller ``deliver``s."""
+    """One bag being written by several stand-in nodes, at one sim time. The nodes only
+    publish: every value they pack comes with the engine's frame, none from another node."""
 
     def __init__(self, bag: BagWriter, selection: TopicSelection) -> None:
         self.bag = bag
         self.selection = selection
         self.time_ns = 0  # the sim time the next messages are written at
-        self.subscribers: dict[str, list[Callable[[Any], None]]] = {}
-
-    def deliver(self, topic: str, msg: Any) -> None:
-        """Hand ``msg`` to every subscription to ``topic``, as DDS would."""
-        for callback in self.subscribers.get(topic, ()):
-            callback(msg)
 
     def node(self, namespace: str = '/',
              remappings: Mapping[str, str] | None = None) -> BagNode:
@@ -51,17 +44,16 @@ class BagPublisher:
     def publish(self, msg: Any) -> None:
         recording = self.recording
         recording.bag.write(self.topic, recording.time_ns, serialize_message(msg))
-        recording.deliver(self.topic, msg)
 
 
 class UnrecordedPublisher:
-    """A topic the recording does not keep: its messages reach only the subscriptions."""
+    """A topic the recording does not keep: its messages go nowhere."""
 
     def __init__(self, recording: BagRecording, topic: str) -> None:
         self.recording, self.topic = recording, topic
 
     def publish(self, msg: Any) -> None:
-        self.recording.deliver(self.topic, msg)
+        del msg
 
 
 class BagNode:
@@ -86,8 +78,3 @@ class BagNode:
         latched = qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
         self.recording.bag.add_topic(name, type_name(msg_type), recorded_qos(latched))
         return BagPublisher(self.recording, name)
-
-    def create_subscription(self, msg_type: Any, topic: str, callback: Callable[[Any], None],
-                            qos_profile: QoSProfile) -> None:
-        del msg_type, qos_profile
-        self.recording.subscribers.setdefault(self.resolve(topic), []).append(callback)

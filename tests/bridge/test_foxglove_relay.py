@@ -5,6 +5,7 @@ are, and the relay's own bounds (Host, number of clients, client message size) h
 from __future__ import annotations
 
 import base64
+import gc
 import http.client
 import json
 import os
@@ -16,6 +17,7 @@ from contextlib import ExitStack
 
 import foxglove
 import pytest
+from aiohttp import web
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -192,3 +194,38 @@ def test_stopping_closes_the_clients_promptly(served) -> None:
                 while True:
                     client.recv(timeout=TIMEOUT_S)
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001  # going away
+
+
+def _sockets_alive() -> set[int]:
+    """The server-side WebSockets alive in this process (cycles collected first)."""
+    gc.collect()
+    return {id(thing) for thing in gc.get_objects() if isinstance(thing, web.WebSocketResponse)}
+
+
+def test_stopped_relays_hold_none_of_their_clients() -> None:
+    """A relay stopped while clients were connected keeps nothing of them, even while the
+    relay itself is still referenced (a node that stops it and goes on): a simulation that
+    starts and stops views would otherwise keep every client it ever had. What a stop leaves
+    depends on when the clients' handlers end against the loop's stop, so twenty relays."""
+    context = foxglove.Context()
+    server = foxglove.start_server(name='relay-test', host='127.0.0.1', port=0, context=context)
+    before = _sockets_alive()
+    stopped = []
+    try:
+        for _ in range(20):
+            relay = FoxgloveRelay('127.0.0.1', 0, server.port, Logged())
+            relay.start()
+            stopped.append(relay)
+            with ExitStack() as stack:
+                clients = [stack.enter_context(_client(relay, name))
+                           for name in ('foxglove.sdk.v1', 'foxglove.websocket.v1')]
+                for client in clients:
+                    _op(client, 'serverInfo')
+                relay.stop()
+                for client in clients:
+                    with pytest.raises(ConnectionClosed):
+                        while True:
+                            client.recv(timeout=TIMEOUT_S)
+        assert not _sockets_alive() - before, f'{len(stopped)} stopped relays hold clients'
+    finally:
+        server.stop()

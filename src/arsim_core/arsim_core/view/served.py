@@ -77,7 +77,11 @@ class ServedApp:
         return self.url
 
     def stop(self) -> None:
-        """Tell the open sockets the simulation has gone, and stop serving."""
+        """Tell the open sockets the simulation has gone, and stop serving. A stopped server
+        holds nothing of its clients, though it may be kept: a simulation that starts and stops
+        views would otherwise keep every client any of them had."""
+        if self._loop.is_closed():
+            return
         if self._runner is not None and self._loop.is_running():
             try:
                 asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(
@@ -86,6 +90,19 @@ class ServedApp:
                 self.log('warn', f'view: stopped without closing every client ({exc!r})')
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=SHUTDOWN_S)
+        if not self._thread.is_alive():
+            self._end_leftovers()
+
+    def _end_leftovers(self) -> None:
+        """Cancel what the stopped loop still had to do (a client's handler whose cancelling
+        came after the loop's stop, a heartbeat due) and close the loop, which lets go of it."""
+        leftovers = asyncio.all_tasks(self._loop)
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            self._loop.run_until_complete(asyncio.wait(leftovers, timeout=SHUTDOWN_S))
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        self._loop.close()
 
     def routes(self) -> Collection[web.RouteDef]:
         """What the server answers."""

@@ -38,7 +38,7 @@ from arsim_core.engine.collisions import (
 from arsim_core.geometry import Footprint
 from arsim_core.track import LABEL_BARRIER, LABEL_ROAD, Track, load_track, track_mesh
 
-MAPS = Path(__file__).resolve().parents[2] / 'maps'
+MAPS = Path(__file__).resolve().parents[3] / 'maps'
 F1TENTH = (0.58, 0.31)
 FULL_SCALE = (4.9, 1.9)
 NAMES = ('a', 'b', 'c')

@@ -4,6 +4,7 @@ the dataset's folder exists only once the export is complete."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -38,12 +39,14 @@ def image(writer: BagWriter, index: int, encoding: str, pixels: np.ndarray) -> b
 
 
 def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = None,
-               times: int = 1, storage: str = 'mcap') -> Path:
-    """FRAMES frames of /camera (a blue cone in each); the colour image of frame 3 replaced
-    by ``corrupt(writer, 3)``; each message written ``times`` times."""
+               times: int = 1, storage: str = 'mcap', cameras: tuple[str, ...] = ('/camera',)
+               ) -> Path:
+    """FRAMES frames of each of ``cameras`` (a blue cone in each); the colour image of frame 3
+    replaced by ``corrupt(writer, 3)``; each message written ``times`` times."""
     writer = BagWriter(path, lambda name: '', storage=storage)
-    for topic in ('/camera/image_raw', '/camera/semantic/image_raw'):
-        writer.add_topic(topic, IMAGE, TopicQos())
+    for camera in cameras:
+        for topic in (f'{camera}/image_raw', f'{camera}/semantic/image_raw'):
+            writer.add_topic(topic, IMAGE, TopicQos())
     rng = np.random.default_rng(1)
     for index in range(FRAMES):
         semantic = np.zeros((HEIGHT, WIDTH), np.uint8)
@@ -52,9 +55,9 @@ def camera_bag(path: Path, corrupt: Callable[[BagWriter, int], bytes] | None = N
         data = image(writer, index, 'rgb8', rgb)
         if corrupt is not None and index == 3:
             data = corrupt(writer, index)
-        for _ in range(times):
-            writer.write('/camera/image_raw', index * 10**9, data)
-            writer.write('/camera/semantic/image_raw', index * 10**9,
+        for _, camera in itertools.product(range(times), cameras):
+            writer.write(f'{camera}/image_raw', index * 10**9, data)
+            writer.write(f'{camera}/semantic/image_raw', index * 10**9,
                          image(writer, index, 'mono8', semantic))
     writer.close()
     return path
@@ -103,6 +106,20 @@ def test_an_instant_recorded_twice_is_one_frame(tmp_path: Path, fmt: str) -> Non
         names = [entry['file_name'] for entry in
                  json.loads((out / 'annotations.json').read_text())['images']]
         assert sorted(names) == sorted(p.name for p in (out / 'images').glob('*.png'))
+
+
+@pytest.mark.parametrize('fmt', ['yolo', 'coco'])
+def test_cameras_whose_topics_give_one_file_name_are_refused_naming_both(tmp_path: Path,
+                                                                         fmt: str) -> None:
+    """/a/b and /a_b would both be written as a_b_<stamp>: one camera's frames would replace
+    the other's. Each alone is exported whole."""
+    bag = camera_bag(tmp_path / 'run', cameras=('/a/b', '/a_b'))
+    with pytest.raises(DatasetError, match='the sensors /a/b and /a_b would share the file '
+                                           r'names a_b_\*; export them one at a time'):
+        export(bag, tmp_path / 'both', fmt)
+    assert not (tmp_path / 'both').exists()
+    for camera in ('/a/b', '/a_b'):
+        assert export(bag, tmp_path / camera.replace('/', '-'), fmt, camera) == FRAMES
 
 
 @pytest.mark.parametrize('text', [b'\x80 not UTF-8', b'x: ' + b'[' * 5000 + b']' * 5000])

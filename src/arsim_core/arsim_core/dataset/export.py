@@ -79,10 +79,10 @@ def export(bag: Path, out: Path, fmt: str, sensor: str | None = None,
 def _clouds(bag: Path, folder: Folder, fmt: str, sensor: str | None,
             progress: Callable[[int], None] | None) -> int:
     write_cloud = _kitti_cloud if fmt == 'kitti' else _npy_cloud
-    names: set[str] = set()
+    names = FrameNames(bag)
     for cloud in labelled_clouds(bag, sensor):
-        name = f'{_file_stem(cloud.lidar)}_{cloud.stamp_ns:019d}'
-        if _repeated(name, names):
+        name = names.new(cloud.lidar, cloud.stamp_ns)
+        if name is None:
             continue
         write_cloud(folder, name, cloud)
         if progress is not None:
@@ -96,10 +96,10 @@ def _images(bag: Path, folder: Folder, fmt: str, sensor: str | None,
             progress: Callable[[int], None] | None) -> int:
     folder.mkdir('images')
     writer = YoloWriter(folder) if fmt == 'yolo' else CocoWriter(folder)
-    names: set[str] = set()
+    names = FrameNames(bag)
     for frame in camera_frames(bag, sensor):
-        name = f'{_file_stem(frame.camera)}_{frame.stamp_ns:019d}'
-        if _repeated(name, names):
+        name = names.new(frame.camera, frame.stamp_ns)
+        if name is None:
             continue
         folder.write_image(f'images/{name}.png', cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
         found, instances = boxes(frame.semantic, frame.depth)
@@ -110,14 +110,34 @@ def _images(bag: Path, folder: Folder, fmt: str, sensor: str | None,
     return len(names)
 
 
-def _repeated(name: str, names: set[str]) -> bool:
-    """Whether a frame of this file name was written already (its sensor's messages of that
-    instant recorded twice, in a damaged or merged bag), else note it: one file per name, so
-    the dataset holds each instant once and its count is what it holds."""
-    if name in names:
-        return True
-    names.add(name)
-    return False
+class FrameNames:
+    """The file name of each frame: its sensor's topic as the stem (``/car/camera`` as
+    ``car_camera``) and its stamp. One file per name, so the dataset holds each instant once and
+    its count is what it holds; two sensors whose topics give one stem (``/a/b`` and ``/a_b``)
+    are refused, since their frames of one instant would overwrite each other."""
+
+    def __init__(self, bag: Path) -> None:
+        self._bag = bag
+        self._sensors: dict[str, str] = {}  # stem -> the sensor it stands for
+        self._names: set[str] = set()
+
+    def new(self, sensor: str, stamp_ns: int) -> str | None:
+        """The name of ``sensor``'s frame at ``stamp_ns``; None if it was written already (its
+        messages of that instant recorded twice, in a damaged or merged bag)."""
+        stem = sensor.strip('/').replace('/', '_')
+        owner = self._sensors.setdefault(stem, sensor)
+        if owner != sensor:
+            msg = (f'{self._bag}: the sensors {owner} and {sensor} would share the file names '
+                   f'{stem}_*; export them one at a time (--sensor)')
+            raise DatasetError(msg)
+        name = f'{stem}_{stamp_ns:019d}'
+        if name in self._names:
+            return None
+        self._names.add(name)
+        return name
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 class Folder:
@@ -170,10 +190,6 @@ def _remove(path: Path) -> None:
         path.unlink()
     elif path.is_dir():
         shutil.rmtree(path)
-
-
-def _file_stem(topic: str) -> str:
-    return topic.strip('/').replace('/', '_')
 
 
 def _kitti_cloud(folder: Folder, name: str, cloud: LabelledCloud) -> None:

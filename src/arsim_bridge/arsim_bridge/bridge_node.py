@@ -232,10 +232,8 @@ class Bridge(CountingNode):
         sensors = UpdateReply.from_wire(reply).by_car()
         computed_by_car = computed.by_car()
         self._drain_subscriptions()
-        cones = None if self.engine is None else self.fs.cone_rows(self.engine)
         for name, state in states.items():
-            frame = car_frame(name, state, sensors.get(name), cones, time_ns,
-                              computed_by_car.get(name))
+            frame = car_frame(name, state, sensors.get(name), computed_by_car.get(name))
             self.fanout.send_multipart(encode_car_frame(frame, reply.step, time_ns),
                                        copy=False)
         if self.view_feed is not None:

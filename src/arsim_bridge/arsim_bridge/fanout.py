@@ -2,20 +2,18 @@
 
 Frame 0 is the subscription topic ``car/<name>``; the rest is a protocol v1 ``Update`` message
 whose body is a ``messages.FanoutFrame``: the car's state and its sensor frames: the backend's,
-passed on without a copy, and the engine's computed ones (IMU, GNSS, wheel odometry as float64
-arrays, ``arsim_core.sensors.computed``), each described like a rendered frame.
+passed on without a copy, and the engine's computed ones (IMU, GNSS, wheel odometry, objects
+and cones as float64 arrays, ``arsim_core.sensors.computed``), each described like a rendered
+frame.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from arsim_core.engine.cones import CONES_ARRAY
 from arsim_core.engine.state import CarState
 from arsim_core.protocol import framing, messages
-from arsim_core.protocol.messages import NO_ARRAYS, FanoutFrame, FrameMeta, UpdateReply
+from arsim_core.protocol.messages import NO_ARRAYS, FanoutFrame, UpdateReply
 
 
 def car_topic(car: str) -> bytes:
@@ -23,18 +21,13 @@ def car_topic(car: str) -> bytes:
 
 
 def car_frame(car: str, state: CarState, sensors: UpdateReply | None,
-              cones: np.ndarray | None = None, time_ns: int = 0,
               computed: UpdateReply | None = None) -> FanoutFrame:
-    """The fan-out frame of ``car`` in ``state``, with its part of the backend's reply, its
-    computed sensors (its part of the engine's, ``Engine.sense``) and, on a track with placed
-    cones, their state rows at ``time_ns`` (``arsim_core.engine.cones``)."""
+    """The fan-out frame of ``car`` in ``state``, with its part of the backend's reply and its
+    computed sensors (its part of the engine's, ``Engine.sense``)."""
     arrays = NO_ARRAYS if sensors is None else sensors.arrays
     meta = NO_ARRAYS if sensors is None else sensors.meta
     if computed is not None and computed.arrays:
         arrays, meta = {**arrays, **computed.arrays}, {**meta, **computed.meta}
-    if cones is not None:
-        arrays = {**arrays, CONES_ARRAY: cones}
-        meta = {**meta, CONES_ARRAY: FrameMeta(car, 'track', 'cones', 'state_rows', time_ns)}
     return FanoutFrame(car, (state.x, state.y, state.yaw), (state.vx, state.vy, state.yaw_rate),
                        state.steering_angle, (state.ax, state.ay), arrays, meta)
 

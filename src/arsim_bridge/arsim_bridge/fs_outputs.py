@@ -68,7 +68,6 @@ class FsOutputs:
         self._as_pub: Any = None
         self._missions: MissionControl | None = None  # the one last published
         self._cones: tuple[ConeField, int] | None = None  # and the cones' version
-        self._rows: tuple[ConeField, int, np.ndarray] | None = None
 
     def publish(self, engine: Engine, events: Sequence[Event], time_ns: int) -> None:
         """After a frame is judged: the mission status on a new mission or an FS event, the
@@ -90,15 +89,6 @@ class FsOutputs:
                     ConeArrayWithCovariance, self.topics.cones_topic, qos.LATCHED)
             self._cones_pub.publish(cone_array(cones.state_rows(), self.topics.world_frame,
                                                time_ns))
-
-    def cone_rows(self, engine: Engine) -> np.ndarray | None:
-        """The cones' state rows for the sensor nodes, made once per change."""
-        cones = engine.cones
-        if cones is None:
-            return None
-        if self._rows is None or self._rows[:2] != (cones, cones.version):
-            self._rows = (cones, cones.version, cones.state_rows())
-        return self._rows[2]
 
     def publish_mission(self, missions: MissionControl, time_ns: int, final: bool) -> None:
         results = missions.results

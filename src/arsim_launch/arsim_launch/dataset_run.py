@@ -214,7 +214,7 @@ class _Writer:
         for name, outputs in self.cars.items():
             outputs.publish(frame.step, frame.time_ns,
                             car_frame(name, frame.states[name], sensors.get(name),
-                                      computed=computed.get(name)))
+                                      computed.get(name)))
         if frame.time_ns - self._checkpoint_ns >= 1_000_000_000:  # a killed run stays readable
             self._checkpoint_ns = frame.time_ns
             self.recording.bag.checkpoint()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arsim_core.sensors.objects import placed_cone_rows
+from arsim_core.sensors.objects import CONE_STATE_COLUMNS, placed_cone_rows
 from arsim_core.track.mesh import PLACED_CONE_SIZES, placed_cones_mesh
 from arsim_core.track.model import Cones, TrackMesh
 
@@ -23,10 +23,6 @@ KNOCK_S = 0.1  # how far a hit cone flies: this long at the car's speed [s]
 KNOCK_MAX_M = 3.0
 REACH_M = 3.0  # cones farther than this from a car's footprint are not looked at [m]
 CONE_DOWN = 'cone_down'  # the event of a hit
-CONES_ARRAY = 'track/cones'  # the state rows' name in a fan-out frame
-STATE_COLUMNS = ('x', 'y', 'yaw', 'down', 'label')
-"""The columns of ``ConeField.state_rows``: where each cone's base is, where its tip points
-when it lies (0 while it stands), 1.0 if it lies, and its label."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +50,9 @@ class ConeField:
         self.version = 0
         self.positions = np.array(cones.positions, np.float64)
         self.lying = np.full((len(cones), 3), np.nan)  # x, y, yaw of the cones down
-        self._boxes: tuple[int, np.ndarray] | None = None  # the version they show, the rows
+        # The version each shows, and the rows: made again only when a cone moved.
+        self._boxes: tuple[int, np.ndarray] | None = None
+        self._state_rows: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.cones)
@@ -135,11 +133,15 @@ class ConeField:
         return self._boxes[1]
 
     def state_rows(self) -> np.ndarray:
-        """(K, 5) float64 rows of ``STATE_COLUMNS``, for ground truth and the sensor nodes."""
-        down = self.down
-        rows = np.zeros((len(self.cones), len(STATE_COLUMNS)))
-        rows[:, :2] = self.positions
-        rows[:, 2] = np.where(down, self.lying[:, 2], 0.0)
-        rows[:, 3] = down
-        rows[:, 4] = self.cones.labels
-        return rows
+        """(K, 5) float64 rows of ``sensors.objects.CONE_STATE_COLUMNS`` in the world frame,
+        for ground truth and the cones sensors; made again only when a cone moved (read, never
+        change them)."""
+        if self._state_rows is None or self._state_rows[0] != self.version:
+            down = self.down
+            rows = np.zeros((len(self.cones), len(CONE_STATE_COLUMNS)))
+            rows[:, :2] = self.positions
+            rows[:, 2] = np.where(down, self.lying[:, 2], 0.0)
+            rows[:, 3] = down
+            rows[:, 4] = self.cones.labels
+            self._state_rows = (self.version, rows)
+        return self._state_rows[1]

@@ -288,7 +288,7 @@ class Engine:
         self.computed.reset(cars=poses)
         computed = self.computed.compute(self.step, self.time_ns,
                                          {name: self.states[name] for name in poses},
-                                         cars=self.states, placed_cones=self._placed_cones())
+                                         cars=self.states, placed_cones=self.cones)
         return {**rendered, **computed} if computed else rendered
 
     def drive(self, car: str, speed: float, steering_angle: float) -> str | None:
@@ -415,13 +415,10 @@ class Engine:
         """The computed sensors due in this frame (``self.step``, ``self.time_ns``) of the cars
         in ``states``, by frame name; once per frame, in order. ``accelerations``: the states
         carry the cars' ax, ay (a dynamics node's), else the IMU differences them. Objects
-        sensors see the cars of ``states`` and the track's cones as they stand or lie now."""
+        sensors see the cars of ``states`` and the track's cones as they stand or lie now, and
+        cones sensors the placed cones."""
         return self.computed.compute(self.step, self.time_ns, states, accelerations,
-                                     placed_cones=self._placed_cones())
-
-    def _placed_cones(self) -> np.ndarray | None:
-        """The placed cones' boxes for objects sensors (none are made without one)."""
-        return self.cones.boxes() if self.cones is not None and self.computed.objects else None
+                                     placed_cones=self.cones)
 
     def _sensors(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
         """This frame's rendered and computed sensors; the engine's vehicles report no

@@ -1,7 +1,7 @@
-"""The computed sensors: IMU, GNSS, wheel odometry and objects, from the engine's state.
+"""The computed sensors: IMU, GNSS, wheel odometry, objects and cones, from the engine's state.
 
 No backend renders these: each is a few formulas on the car's state (``kinematics``,
-``geodesy``) plus noise, or, for objects, on every car's state and the track's cones
+``geodesy``) plus noise, or, for objects and cones, on every car's state and the track's cones
 (``objects``). They are computed once, here, so every face (the ROS republishers, the dataset
 runner, the Gymnasium environments) gets the same values from one place, and every noise
 stream is seeded from the run seed, the car and the sensor:
@@ -35,6 +35,9 @@ arrays, keyed by frame name ``<car>/<sensor>`` as rendered outputs are
   number on the track), then the other cars' footprint boxes at their poses of the frame (id:
   the car's index in the scenario, ``car_names`` names it). Centre and heading in base_link,
   size along the box's own axes, label as ``arsim_core.labels`` numbers it. No noise.
+- ``cones`` (n, 5), one row per placed cone whose base is within the spec's ``range_m``:
+  ``[x, y, yaw, down, label]`` (``objects.CONE_STATE_COLUMNS``) in the car's base_link, where
+  the cone stands or lies in this frame (EUFS sim's ground-truth cones). No noise.
 
 The IMU needs the car's acceleration: with ``accelerations=True`` the states' ``ax``/``ay`` (a
 dynamics node's) and the yaw acceleration differenced from the previous frame; otherwise all
@@ -53,7 +56,7 @@ import numpy as np
 
 from arsim_core import labels
 from arsim_core.beams import frames_per_sample
-from arsim_core.config.sensors import GnssSpec, ImuSpec, ObjectsSpec, WheelOdometrySpec
+from arsim_core.config.sensors import ConesSpec, GnssSpec, ImuSpec, ObjectsSpec, WheelOdometrySpec
 from arsim_core.geometry import rotation_matrix
 from arsim_core.protocol.messages import FrameMeta
 from arsim_core.sensors.geodesy import enu_to_geodetic
@@ -63,7 +66,14 @@ from arsim_core.sensors.kinematics import (
     body_acceleration,
     specific_force,
 )
-from arsim_core.sensors.objects import COLUMNS, car_rows, seen_from, track_cone_rows
+from arsim_core.sensors.objects import (
+    COLUMNS,
+    CONE_STATE_COLUMNS,
+    car_rows,
+    cones_seen_from,
+    seen_from,
+    track_cone_rows,
+)
 
 if TYPE_CHECKING:
     from arsim_core.config.scenario import CarSpec, Scenario
@@ -75,11 +85,24 @@ LAYOUTS: Mapping[str, tuple[str, ...]] = {
     'wheel_odometry': ('x', 'y', 'yaw', 'vx', 'yaw_rate', 'steering_angle', 'vx_variance',
                        'yaw_rate_variance'),
     'objects': COLUMNS,
+    'cones': CONE_STATE_COLUMNS,
 }
 KINDS = frozenset(LAYOUTS)
 #: The kinds whose array holds a row per item, (n, len(LAYOUTS[kind])), not one vector.
-ROW_KINDS = frozenset({'objects'})
+ROW_KINDS = frozenset({'objects', 'cones'})
 NO_BOXES = np.zeros((0, len(COLUMNS)))
+NO_CONES = np.zeros((0, len(CONE_STATE_COLUMNS)))
+
+
+class PlacedCones(Protocol):
+    """A track's placed cones as they stand or lie now (``arsim_core.engine.cones.ConeField``),
+    each view made only when a sensor is due."""
+
+    def boxes(self) -> np.ndarray:
+        """World-frame rows of ``objects.COLUMNS``."""
+
+    def state_rows(self) -> np.ndarray:
+        """World-frame rows of ``objects.CONE_STATE_COLUMNS``."""
 
 
 class State(Protocol):
@@ -118,7 +141,7 @@ class _Sensor:
     car: str
     name: str  # the frame name, <car>/<sensor>
     kind: str
-    spec: ImuSpec | GnssSpec | WheelOdometrySpec | ObjectsSpec
+    spec: ImuSpec | GnssSpec | WheelOdometrySpec | ObjectsSpec | ConesSpec
     every: int  # due every this many frames
     car_index: int
     sensor_index: int
@@ -182,13 +205,12 @@ class ComputedSensors:
 
     def compute(self, step: int, time_ns: int, states: Mapping[str, State],
                 accelerations: bool = False, cars: Mapping[str, State] | None = None,
-                placed_cones: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                placed_cones: PlacedCones | None = None) -> dict[str, np.ndarray]:
         """The sensors due at ``step`` (sim time ``time_ns``) of the cars in ``states``, by
         frame name (layouts in the module's docstring). Call it once per frame, in order: the
         IMU differences the previous call's states and wheel odometry integrates. Objects
         sensors see the cars in ``cars`` (default ``states``) and, besides the track mesh's
-        cones, ``placed_cones``: world-frame rows of ``objects.COLUMNS``
-        (``objects.placed_cone_rows``)."""
+        cones, the track's ``placed_cones``, which are all that cones sensors see."""
         if not self.sensors:
             return {}
         current = {car: _planar(time_ns, states[car]) for car in self.cars if car in states}
@@ -202,6 +224,8 @@ class ComputedSensors:
                 if world is None:
                     world = self._world_boxes(states if cars is None else cars, placed_cones)
                 found[sensor.name] = _objects(sensor, state, world)
+            elif sensor.kind == 'cones':
+                found[sensor.name] = _cones(sensor, state, placed_cones)
             elif sensor.kind == 'imu':
                 previous = self._previous.get(sensor.car)
                 raw = states[sensor.car]
@@ -218,7 +242,7 @@ class ComputedSensors:
         return found
 
     def _world_boxes(self, cars: Mapping[str, State],
-                     placed_cones: np.ndarray | None) -> np.ndarray:
+                     placed_cones: PlacedCones | None) -> np.ndarray:
         """The boxes objects sensors may see, in the world frame: the track mesh's cones, the
         placed cones, the cars of ``cars`` (in scenario order)."""
         present = [i for i, name in enumerate(self.car_names) if name in cars]
@@ -227,7 +251,7 @@ class ComputedSensors:
                          np.float64).reshape(-1, 3)
         blocks = [self._track_cones, car_rows(poses, self._sizes[present], np.array(present))]
         if placed_cones is not None:
-            blocks.insert(1, placed_cones)
+            blocks.insert(1, placed_cones.boxes())
         return np.concatenate(blocks)
 
     def frame_meta(self, names: Iterable[str], time_ns: int) -> dict[str, FrameMeta]:
@@ -249,7 +273,7 @@ def _car_sensors(car: CarSpec, frame_period_ns: int, seed: int) -> list[_Sensor]
                     frames_per_sample(spec.rate_hz, frame_period_ns), car.index, index,
                     wheelbase, noise(seed, car.index, index))
             for index, spec in enumerate(car.profile.sensors)
-            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec, ObjectsSpec))]
+            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec, ObjectsSpec, ConesSpec))]
 
 
 def _planar(time_ns: int, state: State) -> PlanarState:
@@ -294,6 +318,15 @@ def _objects(sensor: _Sensor, state: PlanarState, world: np.ndarray) -> np.ndarr
     assert isinstance(spec, ObjectsSpec)
     own = (world[:, 7] == labels.CAR) & (world[:, 8] == sensor.car_index)
     return seen_from((state.x, state.y, state.yaw), world[~own], spec.range_m)
+
+
+def _cones(sensor: _Sensor, state: PlanarState, placed: PlacedCones | None) -> np.ndarray:
+    """The placed cones around the car in its base_link, within the spec's range."""
+    spec = sensor.spec
+    assert isinstance(spec, ConesSpec)
+    if placed is None:
+        return NO_CONES.copy()
+    return cones_seen_from((state.x, state.y, state.yaw), placed.state_rows(), spec.range_m)
 
 
 def _wheel_odometry(sensor: _Sensor, state: PlanarState, time_ns: int) -> np.ndarray:

@@ -28,6 +28,10 @@ WELD_M = 1e-4  # vertices this close are one (meshes that repeat a vertex per tr
 #: box's own axes [m], semantic label (``arsim_core.labels``) and id: a cone's number on its
 #: track, a car's index in the scenario.
 COLUMNS = ('x', 'y', 'z', 'yaw', 'length', 'width', 'height', 'label', 'id')
+#: The columns of a track's placed cones' state rows (``arsim_core.engine.cones.ConeField``):
+#: where each cone's base is, where its tip points when it lies (0 while it stands), 1.0 if it
+#: lies, and its label. A cones sensor's rows have the same columns in the car's frame.
+CONE_STATE_COLUMNS = ('x', 'y', 'yaw', 'down', 'label')
 
 
 @dataclass(frozen=True)
@@ -83,10 +87,10 @@ def track_cone_rows(vertices: NDArray[np.floating], triangles: NDArray[np.intege
 
 def placed_cone_rows(state_rows: NDArray[np.floating]) -> NDArray[np.float64]:
     """The boxes of a track's placed cones from their state rows
-    (``arsim_core.engine.cones.STATE_COLUMNS``), as rows of ``COLUMNS`` in the world frame:
+    (``CONE_STATE_COLUMNS``), as rows of ``COLUMNS`` in the world frame:
     upright where they stand, along the ground (their tip along their yaw) where they lie; a
     cone's id is its number on the track."""
-    state = np.asarray(state_rows, np.float64).reshape(-1, 5)
+    state = np.asarray(state_rows, np.float64).reshape(-1, len(CONE_STATE_COLUMNS))
     sizes = np.array([PLACED_CONE_SIZES[int(label)] for label in state[:, 4]],
                      np.float64).reshape(-1, 2)
     radius, height = sizes[:, 0], sizes[:, 1]
@@ -134,3 +138,20 @@ def seen_from(pose: tuple[float, float, float], rows: NDArray[np.floating],
     turn = seen[:, 3] - yaw
     seen[:, 3] = np.arctan2(np.sin(turn), np.cos(turn))
     return seen
+
+
+def cones_seen_from(pose: tuple[float, float, float], state_rows: NDArray[np.floating],
+                    range_m: float) -> NDArray[np.float64]:
+    """The placed cones' state rows (``CONE_STATE_COLUMNS``, world frame) whose base is within
+    ``range_m`` of ``pose`` (x, y, yaw), in that pose's frame: EUFS sim's ground-truth cones."""
+    world = np.asarray(state_rows, np.float64).reshape(-1, len(CONE_STATE_COLUMNS))
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = world[:, 0] - x, world[:, 1] - y
+    near = np.hypot(dx, dy) <= range_m
+    local = world[near].copy()
+    local[:, 0] = c * dx[near] + s * dy[near]
+    local[:, 1] = -s * dx[near] + c * dy[near]
+    turn = local[:, 2] - yaw
+    local[:, 2] = np.where(local[:, 3] != 0.0, np.arctan2(np.sin(turn), np.cos(turn)), 0.0)
+    return local

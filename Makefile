@@ -44,7 +44,7 @@ soak:
 
 # Not in CI: the fuzz suite of tests/fuzz (every outside-input surface) with a hundred times the
 # inputs of its brief run in `make test`, each test going on with fresh inputs for
-# ARSIM_FUZZ_SECONDS (default 600: about an hour in all). A crash, an input that takes over 5 s,
+# ARSIM_FUZZ_SECONDS (default 600 s each: about 80 minutes in all). A crash, an input that takes over 5 s,
 # memory growth past its bound or an exception other than arsim's own errors fails it, with the
 # input Hypothesis found. FUZZ_ARGS="-k web" for one surface.
 FUZZ_ARGS ?=

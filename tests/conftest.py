@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,27 @@ def simulation(tmp_path: Path):
 
     yield start
     for sim in started:
+        sim.stop()
+
+
+@pytest.fixture(scope='module')
+def module_simulation(tmp_path_factory: pytest.TempPathFactory
+                      ) -> Iterator[Callable[..., Simulation]]:
+    """One simulation per set of arguments for a module's tests, started by the first test
+    that asks for it and stopped after the module: for tests that only observe it (or put back
+    what they change), since each start costs seconds of the suite."""
+    folder = tmp_path_factory.mktemp('shared-simulations')
+    started: dict[str, Simulation] = {}
+
+    def get(**kwargs) -> Simulation:
+        key = json.dumps(kwargs, sort_keys=True, default=str)
+        if key not in started:
+            started[key] = Simulation(folder / f'sim{len(started)}', **kwargs)
+            started[key].start()
+        return started[key]
+
+    yield get
+    for sim in started.values():
         sim.stop()
 
 

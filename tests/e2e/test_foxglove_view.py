@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import LaserScan
-from simharness import free_port, taken_port
+from simharness import Simulation, free_port, taken_port
 from tf2_msgs.msg import TFMessage
 from websockets.sync.client import connect
 
@@ -23,6 +23,17 @@ STATIC_FRAMES = {'ego_racecar/laser', 'ego_racecar/chassis'}  # sensor and descr
 
 def _view(port: int) -> dict:
     return {'simulation': {'wait_for_drivers': False}, 'view': {'kind': 'foxglove', 'port': port}}
+
+
+@pytest.fixture(scope='module')
+def served(module_simulation) -> tuple[Simulation, int]:
+    """A simulation with the Foxglove view, shared by the tests that only connect to it; its
+    port."""
+    port = free_port()
+    sim = module_simulation(settings=_view(port))
+    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
+    assert sim.wait_for_log(f'ws://127.0.0.1:{port}', 30.0), sim.log
+    return sim, port
 
 
 def _channels(client, topics: tuple[str, ...], timeout_s: float) -> dict[str, dict]:
@@ -51,11 +62,8 @@ def _messages(client, until, timeout_s: float):
 # The Foxglove WebSocket protocol's own name, which Lichtblick and older Foxglove Studio offer,
 # and the Foxglove SDK's.
 @pytest.mark.parametrize('subprotocol', ['foxglove.websocket.v1', 'foxglove.sdk.v1'])
-def test_a_foxglove_client_receives_the_simulation(simulation, subprotocol: str) -> None:
-    port = free_port()
-    sim = simulation(settings=_view(port))
-    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
-    assert sim.wait_for_log(f'ws://127.0.0.1:{port}', 30.0), sim.log
+def test_a_foxglove_client_receives_the_simulation(served, subprotocol: str) -> None:
+    sim, port = served
     with connect(f'ws://127.0.0.1:{port}', subprotocols=[subprotocol]) as client:
         assert client.subprotocol == subprotocol
         channels = _channels(client, WANTED, 30.0)
@@ -86,14 +94,11 @@ def test_a_foxglove_client_receives_the_simulation(simulation, subprotocol: str)
     assert abs(times[-1] - stamps[-1]) < 10**9  # logged at sim time, not wall time
 
 
-def test_a_misbehaving_client_costs_bounded_replays_and_log_lines(simulation) -> None:
+def test_a_misbehaving_client_costs_bounded_replays_and_log_lines(served) -> None:
     """A client that subscribes to a latched topic over and over, as a bare request or after
     an unsubscribe, gets its messages about once, not once per request; and a flood of bad
     requests is logged at a bounded rate: requests are outside input."""
-    port = free_port()
-    sim = simulation(settings=_view(port))
-    assert sim.wait_for_log('ready; stepping', 90.0), sim.log
-    assert sim.wait_for_log(f'ws://127.0.0.1:{port}', 30.0), sim.log
+    sim, port = served
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as client:
         for _ in range(100):  # each answered with a status; a client that reads none is let go
             client.send('{"op": "subscribe", "subscriptions": [{"id": "x"')

@@ -64,8 +64,9 @@ def probe_factory():
         probe.close()
 
 
-def test_default_topic_map_publishes_clock_scan_odom_and_tf(simulation, probe_factory) -> None:
-    sim = simulation()
+def test_default_topic_map_publishes_clock_scan_odom_and_tf(module_simulation,
+                                                            probe_factory) -> None:
+    sim = module_simulation()  # shared with the /initialpose test, which only resets the car
     probe = probe_factory(sim.domain_id)
     rec = Recorder(probe, {'/clock': (Clock, 10), '/scan': (LaserScan, 10),
                            '/ego_racecar/odom': (Odometry, 10), '/tf': (TFMessage, 100),
@@ -119,8 +120,8 @@ def test_real_car_topic_map_has_odom_frame_and_static_laser(simulation, probe_fa
         pytest.approx((0.27, 0.11))
 
 
-def test_initialpose_resets_the_car(simulation, probe_factory) -> None:
-    sim = simulation()
+def test_initialpose_resets_the_car(module_simulation, probe_factory) -> None:
+    sim = module_simulation()
     probe = probe_factory(sim.domain_id)
     rec = Recorder(probe, {'/ego_racecar/odom': (Odometry, 10)})
     drive = probe.node.create_publisher(AckermannDriveStamped, '/drive', 10)

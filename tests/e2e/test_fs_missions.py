@@ -38,8 +38,10 @@ def fs_simulation(simulation, tmp_path: Path, kind: str, seed: int = 0) -> tuple
     profile_path.write_text(yaml.safe_dump(profile))
     sim = simulation(settings={
         # held at t=0 until the driver's first command: the go signal comes 5 s of sim time
-        # later, and the run would be over before a driver that starts late had spoken
-        'simulation': {'start_on_first_command': True},
+        # later, and the run would be over before a driver that starts late had spoken; then
+        # each frame waits for the driver's answer however loaded the machine is (a driver
+        # answering late steers on old cones, and may hit them)
+        'simulation': {'start_on_first_command': True, 'driver_timeout_s': 10.0},
         'topic_map': 'eufs', 'track': {'name': str(folder)},
         'cars': [{'name': 'ego', 'profile': str(profile_path)}]})
     assert track.mission is not None

@@ -62,8 +62,9 @@ class View:
         self.ws_url = f'ws://127.0.0.1:{self.server.port}/ws'
         self.uncaught = Uncaught()
         # Pages other servers in this process left (another test's): not this server's to drop.
+        # By type, as ``live`` counts them.
         self.others = {id(thing): thing for thing in gc.get_objects()
-                       if isinstance(thing, PAGE_TYPES)}
+                       if issubclass(type(thing), PAGE_TYPES)}
 
 
 class Uncaught(logging.Handler):
@@ -180,10 +181,12 @@ messages = st.one_of(
 
 
 def live(kind: type, others: dict[int, object]) -> int:
-    """How many objects of ``kind`` are alive (cycles collected first), ``others`` aside."""
+    """How many objects of ``kind`` are alive (cycles collected first), ``others`` aside. By
+    their type: ``isinstance`` asks a weak proxy for its class, which raises ReferenceError once
+    the proxy's object is gone (another test may leave such a proxy in the process)."""
     gc.collect()
     return sum(1 for thing in gc.get_objects()
-               if isinstance(thing, kind) and id(thing) not in others)
+               if issubclass(type(thing), kind) and id(thing) not in others)
 
 
 def assert_pages_forgotten(view: View) -> None:

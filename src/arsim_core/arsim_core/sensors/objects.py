@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from arsim_core import labels
 from arsim_core.sensors.ground_truth import Labelled
@@ -55,6 +53,11 @@ def track_cones(vertices: NDArray[np.floating], triangles: NDArray[np.integer],
     cone_triangles = np.asarray(triangles)[is_cone]
     if not len(cone_triangles):
         return []
+    # Imported here, as scipy.interpolate in track.polylines: a process that loads no cones
+    # (every process of most simulations) need not pay for scipy.sparse.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     # Weld the vertices, then the cones are the connected groups of triangles.
     _, welded = np.unique(np.round(np.asarray(vertices) / WELD_M).astype(np.int64), axis=0,
                           return_inverse=True)

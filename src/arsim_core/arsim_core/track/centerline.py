@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from scipy.ndimage import map_coordinates
 
 from arsim_core.errors import TrackError
 from arsim_core.track import polylines
@@ -111,6 +110,8 @@ def extract_centerline(
     cells, _ = polylines.resample_closed(cells, step / res)
     # Sample both distance fields at the points; the barrier surface is half a cell nearer
     # than the centre of the first blocked cell.
+    from scipy.ndimage import map_coordinates  # as scipy.interpolate in polylines
+
     coords = np.stack([cells[:, 1], cells[:, 0]])
     to_in = np.maximum(map_coordinates(d_in, coords, order=1) - 0.5, 0.0) * res
     to_out = np.maximum(map_coordinates(d_out, coords, order=1) - 0.5, 0.0) * res

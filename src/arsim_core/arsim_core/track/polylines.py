@@ -8,7 +8,6 @@ stay fast.
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 
 def segments_closed(points: np.ndarray) -> np.ndarray:
@@ -126,6 +125,10 @@ def periodic_spline(
     ``values`` (N, k) are interpolated along with the points (e.g. widths). Returns the new
     points (M, 2) and values (M, k) or None.
     """
+    # Imported here: scipy.interpolate takes about a second to import, which every process
+    # of a simulation would pay for a spline only the track loader draws, and only once.
+    from scipy.interpolate import CubicSpline
+
     pts = np.asarray(points, dtype=float)
     seg = np.hypot(*segments_closed(pts).T)
     t = np.concatenate([[0.0], np.cumsum(seg)])

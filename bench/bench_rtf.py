@@ -9,6 +9,12 @@ the received scans divided by the wall time it took.
 - ``rtf_default_sync_with_driver``: a follow-the-gap driver in its own process answers every
   scan, and the bridge waits for each answer (``wait_for_drivers``): the figure a user with a
   real stack sees.
+- ``rtf_one_process_sync`` and ``rtf_one_process_sync_with_driver``: the same with
+  ``simulation.one_process`` (every node and the backend in one process).
+- ``pss_default_run_mib`` and ``pss_one_process_run_mib``: the memory of the run without a
+  driver, the proportional set size (shared pages split between the processes that map them)
+  summed over every process the launcher started and the launcher itself, the highest of the
+  samples taken each second while the scans are counted.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -28,7 +35,12 @@ sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import Simulation, driver_process, ros_env, stop_process  # noqa: E402
 
-ROWS = (Row('rtf_default_sync', 'x_realtime'), Row('rtf_default_sync_with_driver', 'x_realtime'))
+ROWS = (Row('rtf_default_sync', 'x_realtime'), Row('rtf_default_sync_with_driver', 'x_realtime'),
+        Row('rtf_one_process_sync', 'x_realtime'),
+        Row('rtf_one_process_sync_with_driver', 'x_realtime'),
+        Row('pss_default_run_mib', 'MiB'), Row('pss_one_process_run_mib', 'MiB'))
+ONE_PROCESS = {'simulation': {'one_process': True}}
+PSS_PERIOD_S = 1.0
 MEASURE_S = 20.0
 WARMUP_S = 2.0
 #: Longest the subscriber may wait for the first message on every topic (simulation start-up).
@@ -90,13 +102,58 @@ def count_scans(sim: Simulation, topics: tuple[str, ...], measure_s: float,
     return json.loads(stdout.strip().splitlines()[-1])
 
 
+def session_pss_kib(sim: Simulation) -> int:
+    """The PSS of every process in the simulation's session (the launcher and all it
+    started), in KiB; a process that ends meanwhile counts nothing."""
+    total = 0
+    for pid in sim.session_processes():
+        try:
+            rollup = Path(f'/proc/{pid}/smaps_rollup').read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in rollup.splitlines()
+                     if line.startswith('Pss:'))
+    return total
+
+
+def pss_watcher(peak: list[int]) -> Callable[[Simulation], AbstractContextManager[None]]:
+    """A watcher for ``measure_rtf`` that samples the session's PSS every ``PSS_PERIOD_S``
+    while the scans are counted, into ``peak``."""
+    @contextmanager
+    def watch(sim: Simulation) -> Iterator[None]:
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(PSS_PERIOD_S):
+                peak.append(session_pss_kib(sim))
+
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+    return watch
+
+
 def run() -> list[tuple[str, float, str]]:
-    rtf, result = measure_rtf()
-    print(f'[bench] rtf_default_sync: {result}', file=sys.stderr)
-    with_driver, result = measure_rtf(driver=True)
-    print(f'[bench] rtf_default_sync_with_driver: {result}', file=sys.stderr)
-    return [('rtf_default_sync', rtf, 'x_realtime'),
-            ('rtf_default_sync_with_driver', with_driver, 'x_realtime')]
+    rows = []
+    for name, settings in (('default', None), ('one_process', ONE_PROCESS)):
+        peak: list[int] = []
+        rtf, result = measure_rtf(settings, watcher=pss_watcher(peak))
+        print(f'[bench] rtf_{name}_sync: {result}', file=sys.stderr)
+        with_driver, result = measure_rtf(settings, driver=True)
+        print(f'[bench] rtf_{name}_sync_with_driver: {result}', file=sys.stderr)
+        if not peak:
+            msg = f'no PSS sample of the {name} run: it ended before the first'
+            raise RuntimeError(msg)
+        rows += [(f'rtf_{name}_sync', rtf, 'x_realtime'),
+                 (f'rtf_{name}_sync_with_driver', with_driver, 'x_realtime'),
+                 (f'pss_{name}_run_mib', max(peak) / 1024, 'MiB')]
+    order = [row.name for row in ROWS]
+    return sorted(rows, key=lambda row: order.index(row[0]))
 
 
 if __name__ == '__main__':

@@ -134,12 +134,17 @@ def test_a_misbehaving_client_costs_bounded_replays_and_log_lines(served) -> Non
     assert 1 <= bad <= 20, (bad, sim.log)  # a burst, then one a second, each counting the rest
 
 
-def test_a_view_that_cannot_start_leaves_the_simulation_running(simulation) -> None:
+@pytest.mark.parametrize(('one_process', 'reported'), [
+    (False, 'foxglove_view exited with code 1; the simulation goes on'),
+    (True, 'the simulation goes on without foxglove_view')])
+def test_a_view_that_cannot_start_leaves_the_simulation_running(simulation, one_process: bool,
+                                                                reported: str) -> None:
     with taken_port() as port:
-        sim = simulation(settings=_view(port))
+        settings = _view(port)
+        settings['simulation']['one_process'] = one_process
+        sim = simulation(settings=settings)
         assert sim.wait_for_log('ready; stepping', 90.0), sim.log
-        assert sim.wait_for_log('foxglove_view exited with code 1; the simulation goes on',
-                                60.0), sim.log
+        assert sim.wait_for_log(reported, 60.0), sim.log
         assert f'cannot serve Foxglove on 127.0.0.1:{port}' in sim.log
         time.sleep(1.0)
         assert sim.process.poll() is None, sim.log

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from simharness import Simulation
+from simharness import Simulation, taken_port
 
 FAILURE_BOUND_S = 12.0  # kill -> every process gone; a clean stop takes a few seconds
 TWO_CARS = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
@@ -132,3 +132,20 @@ def test_a_process_without_a_sign_of_life_stops_the_run(tmp_path, private_tmp, s
     assert messages[0].startswith(f'[arsim] required process {stopped} stopped answering '
                                   f'(no sign of life for '), log
     assert _left_over(private_tmp) == []
+
+
+@pytest.mark.parametrize('one_process', [False, True])
+def test_a_backend_that_cannot_bind_its_address_stops_the_run_naming_it(
+        tmp_path: Path, one_process: bool) -> None:
+    """In its own process or in a thread of the one-process run's."""
+    with taken_port() as port:
+        sim = Simulation(tmp_path / 'sim', {'simulation': {'one_process': one_process},
+                                            'backend': {'address': f'tcp://127.0.0.1:{port}'}})
+        sim.start()
+        try:
+            code = sim.process.wait(60)
+        finally:
+            sim.stop()
+    assert code == 1, sim.log
+    assert f'tcp://127.0.0.1:{port}' in sim.log and 'in use' in sim.log, sim.log
+    assert 'required process' in sim.log and 'Traceback' not in sim.log, sim.log

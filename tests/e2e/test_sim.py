@@ -183,3 +183,47 @@ def test_load_track_switches_the_running_simulation(simulation, probe_factory,
     assert 'track switched to' in sim.log
     count = len(rec['/clock'])
     assert probe.spin_until(lambda: len(rec['/clock']) > count + 40, 30.0)  # still running
+
+
+def ros_graph(probe: Probe) -> dict[str, object]:
+    """What a stack sees of a simulation: nodes, topics with their types, and each topic's
+    publishers (node, QoS) — the probe's own left out."""
+    node = probe.node
+    topics = {name: tuple(types) for name, types in node.get_topic_names_and_types()}
+    publishers = {
+        topic: sorted((info.node_namespace, info.node_name, info.qos_profile.reliability,
+                       info.qos_profile.durability, info.qos_profile.depth)
+                      for info in node.get_publishers_info_by_topic(topic)
+                      if info.node_name != node.get_name())
+        for topic in topics}
+    nodes = sorted((ns, name) for name, ns in node.get_node_names_and_namespaces()
+                   if name != node.get_name())
+    return {'nodes': nodes, 'topics': topics, 'publishers': publishers}
+
+
+def test_a_one_process_run_shows_stacks_the_default_run_s_graph(module_simulation,
+                                                                probe_factory) -> None:
+    split = module_simulation()
+    one = module_simulation(settings={'simulation': {'one_process': True}})
+    split_probe, one_probe = probe_factory(split.domain_id), probe_factory(one.domain_id)
+    for sim, probe in ((split, split_probe), (one, one_probe)):
+        scans = Recorder(probe, {'/scan': (LaserScan, 10)})['/scan']
+        assert probe.spin_until(lambda scans=scans: len(scans) >= 10, STARTUP_S), sim.log
+    # Discovery may still be adding publishers: the graphs settle within seconds.
+    assert one_probe.spin_until(lambda: ros_graph(one_probe) == ros_graph(split_probe), 20.0), \
+        (ros_graph(one_probe), ros_graph(split_probe))
+    assert len(split.session_processes()) >= 7  # runner, backend, bridge, track, car nodes
+    assert len(one.session_processes()) == 2, one.log  # the runner and the simulation
+
+    rec = Recorder(one_probe, {'/ego_racecar/odom': (Odometry, 10)})
+    drive = one_probe.node.create_publisher(AckermannDriveStamped, '/drive', 10)
+    assert one_probe.spin_until(lambda: rec['/ego_racecar/odom'], STARTUP_S), one.log
+    start = rec['/ego_racecar/odom'][0].pose.pose.position
+    command = AckermannDriveStamped()
+    command.drive.speed = 1.0
+    one_probe.node.create_timer(0.05, lambda: drive.publish(command))
+
+    def moved() -> bool:
+        p = rec['/ego_racecar/odom'][-1].pose.pose.position
+        return math.hypot(p.x - start.x, p.y - start.y) > 0.3
+    assert one_probe.spin_until(moved, 30.0), one.log

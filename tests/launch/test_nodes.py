@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -113,6 +115,24 @@ def test_many_cars_share_three_container_processes(repo_root: Path) -> None:
     assert dict(nodes['opp_racecar_dynamics'].remappings)['drive'] == '/opp_drive'
     assert dict(nodes['car2_sensors'].remappings) == {'odom': '/car2/odom',
                                                       'scan': '/car2/scan'}
+
+
+def test_a_one_process_run_hosts_every_node_and_the_backend_in_one_container(
+        repo_root: Path) -> None:
+    cars = [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'b', 'profile': 'f1tenth'}]
+    overrides = {'cars': cars, 'simulation': {'one_process': True, 'autopilot': 'follow_the_gap'}}
+    settings = repo_root / 'config' / 'sim.yaml'
+    scenario = load_scenario(settings, repo_root, overrides)
+    split = {n.name: n for n in flatten(generate_nodes(
+        dataclasses.replace(scenario, one_process=False), settings, overrides,
+        state_publisher=False))}
+    [process] = generate_nodes(scenario, settings, overrides, state_publisher=False)
+    assert process.name == 'simulation' and process.required
+    assert {n.name: n for n in process.members} == split  # the same nodes, the same settings
+    described = json.loads(process.arguments[process.arguments.index('--nodes') + 1])
+    assert [d['type'] for d in described] == [n.executable for n in process.members]
+    backend = next(d for d in described if d['type'] == 'backend')
+    assert backend['arguments'] == list(split['backend'].arguments)
 
 
 @pytest.mark.parametrize('state_publisher', [True, False])

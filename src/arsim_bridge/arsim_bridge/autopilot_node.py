@@ -11,6 +11,7 @@ limit and a share of its top speed.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from ackermann_msgs.msg import AckermannDriveStamped
@@ -24,8 +25,8 @@ from arsim_core.policies import FollowTheGap, autopilot
 
 
 class Autopilot(Node):
-    def __init__(self) -> None:
-        super().__init__('autopilot')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('autopilot', **node_options)
         scenario = declare_scenario(self)
         driven = []
         for car in scenario.cars:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.duration import Duration
+from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos, stopping
@@ -74,8 +75,8 @@ FINAL_ACK_S = 1.0  # how long the final results may take to reach their subscrib
 class Bridge(CountingNode):
     """Everything the lockstep loop sends and waits for, on ROS and the fan-out socket."""
 
-    def __init__(self) -> None:
-        super().__init__('bridge')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('bridge', **node_options)
         self.scenario: Scenario = declare_scenario(self)
         self.engine: Engine | None = None
         self.drivers = Drivers()
@@ -264,7 +265,11 @@ class Bridge(CountingNode):
         self.fanout.close()
 
 
-def _spin(bridge: Bridge) -> None:
+def spin_bridge(bridge: Bridge, others: Sequence[Node] = ()) -> None:
+    """The lockstep loop, serving ``others`` (the nodes of a one-process run) on the bridge's
+    executor whenever it waits."""
+    for node in others:
+        bridge.executor_.add_node(node)
     settings = bridge.scenario.backend
     renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
     # The backend's sensor noise and the engine's computed sensors (IMU, GNSS, wheel odometry)
@@ -312,4 +317,4 @@ def _start_web_view(bridge: Bridge, engine: Engine, pacing: Pacing) -> WebView |
 
 
 def main() -> int:
-    return run_node(Bridge, _spin)
+    return run_node(Bridge, spin_bridge)

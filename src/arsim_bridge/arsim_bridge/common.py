@@ -6,7 +6,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 import rclpy
@@ -24,8 +24,6 @@ from arsim_core.geometry import quaternion_to_yaw, yaw_to_quaternion
 from arsim_core.track.fs.mission import Mission
 from arsim_core.track.model import Cones
 from arsim_msgs.msg import TrackGeometry
-
-AnyNode = TypeVar('AnyNode', bound=Node)  # a node class: run_node's spin takes that class
 
 
 def declare_scenario(node: Node) -> Scenario:
@@ -94,8 +92,19 @@ def new_executor() -> Executor:
     return EventsExecutor()
 
 
-def run_node(factory: Callable[[], AnyNode],
-             spin: Callable[[AnyNode], None] | None = None) -> int:
+Spin = Callable[[Any, Sequence[Node]], None]  # a node's own main loop, serving others too
+
+
+class Service(Protocol):
+    """Work a node process hosts beside its nodes (the embedded backend of a one-process run):
+    started before the nodes are made, stopped after they are gone."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def run_node(factory: Callable[[], Node], spin: Spin | None = None) -> int:
     """Create a node, spin it until SIGINT or SIGTERM, and turn arsim errors into one clear log
     line and a non-zero exit code instead of a traceback. ``spin`` replaces the executor loop;
     a stop request reaches it as a KeyboardInterrupt while the ROS context still works, so it
@@ -103,23 +112,30 @@ def run_node(factory: Callable[[], AnyNode],
     return run_nodes([factory], spin)
 
 
-def run_nodes(factories: Sequence[Callable[[], AnyNode]],
-              spin: Callable[[AnyNode], None] | None = None) -> int:
-    """``run_node`` for several nodes sharing one executor (``spin`` only for a single node).
+def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None = None,
+              services: Sequence[Service] = ()) -> int:
+    """``run_node`` for several nodes sharing one executor: the first node's, when ``spin``
+    (its own loop) is given, which then serves the others too. ``services`` run beside them.
 
     Exit code: 0 when stopped by a signal, 1 after a fatal error (logged in one line)."""
     from rclpy.signals import SignalHandlerOptions
 
     stopping.install()
-    nodes: list[AnyNode] = []
+    nodes: list[Node] = []
+    started: list[Service] = []
     code = 0
     try:
         # rclpy's handlers would shut the context down under running callbacks and threads.
         rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+        for service in services:
+            service.start()
+            started.append(service)
         for factory in factories:
-            nodes.append(factory())
+            node = factory()
+            if node is not None:  # None: an optional node that could not start (reported)
+                nodes.append(node)
         if spin is not None:
-            spin(nodes[0])
+            spin(nodes[0], nodes[1:])
         else:
             executor = new_executor()
             for node in nodes:
@@ -137,6 +153,8 @@ def run_nodes(factories: Sequence[Callable[[], AnyNode]],
         stopping.shutting_down()
         for node in nodes:  # each stops its own threads before its publishers go
             node.destroy_node()
+        for service in started:
+            service.stop()
         if rclpy.ok():
             rclpy.shutdown()
     return 1 if stopping.failure() else code

@@ -46,8 +46,8 @@ BACKLOG_MESSAGES = 16
 
 
 class FoxgloveView(Node):
-    def __init__(self) -> None:
-        super().__init__('foxglove_view')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('foxglove_view', **node_options)
         view = declare_scenario(self).view
         self.latched: dict[str, deque[tuple[bytes, int]]] = {}  # the messages to send again
         self.replay = _Replay()

@@ -66,8 +66,8 @@ REPORTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
 
 
 class Recorder(Node):
-    def __init__(self) -> None:
-        super().__init__('recorder')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('recorder', **node_options)
         scenario = declare_scenario(self)
         recording = scenario.recording
         if recording.directory is None:

@@ -188,8 +188,8 @@ class TrackOutputs:
 class TrackNode(Node):
     """Publishes one track at a time; ``load_track`` replaces it as a whole or not at all."""
 
-    def __init__(self) -> None:
-        super().__init__('track_loader')
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('track_loader', **node_options)
         scenario = declare_scenario(self)
         self.maps_dir = scenario.resources / 'maps'
         self.outputs = TrackOutputs(self, scenario)

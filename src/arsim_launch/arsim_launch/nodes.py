@@ -53,7 +53,8 @@ def container(name: str, members: list[NodeSpec]) -> NodeSpec:
     """One process hosting ``members`` (see arsim_bridge.container); required if any of
     them is."""
     described = [{'type': m.executable, 'name': m.name, 'namespace': m.namespace,
-                  'parameters': m.parameters, 'remappings': list(m.remappings)}
+                  'parameters': m.parameters, 'remappings': list(m.remappings),
+                  'arguments': list(m.arguments), 'required': m.required}
                  for m in members]
     return NodeSpec('arsim_bridge', 'container', name, 'arsim',
                     arguments=('--nodes', json.dumps(described)), members=tuple(members),
@@ -106,7 +107,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     live view and the recorder if they are asked for.
 
     ``state_publisher``: describe cars with robot_state_publisher (default: where installed),
-    else with arsim's own description node.
+    else with arsim's own description node. A one-process run (``simulation.one_process``)
+    hosts all of arsim's nodes and the embedded backend in one container process.
     """
     if state_publisher is None:
         state_publisher = has_package('robot_state_publisher')
@@ -144,7 +146,20 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
     if scenario.recording.directory is not None:  # a run that cannot record must not go on
         nodes.append(NodeSpec('arsim_bridge', 'recorder', 'recorder', 'arsim', common,
                               required=True))
+    if scenario.one_process:
+        return one_process(nodes)
     return nodes
+
+
+def one_process(specs: list[NodeSpec]) -> list[NodeSpec]:
+    """``specs`` with every arsim node and the embedded backend hosted by one container
+    process (``simulation`` in the launchers' messages); a program of another package (a Unity
+    player, robot_state_publisher) still runs on its own."""
+    own = [member for spec in specs for member in (spec.members or (spec,))
+           if member.package in ('arsim_bridge', 'arsim_core') and not member.command]
+    others = [spec for spec in specs if spec.package not in ('arsim_bridge', 'arsim_core')
+              or spec.command]
+    return [*others, container('simulation', own)]
 
 
 def backend_arguments(scenario: Scenario) -> tuple[str, ...]:

@@ -142,6 +142,7 @@ class Scenario:
     heartbeat_timeout_s: float  # a required process without a sign of life this long stops it
     start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
+    one_process: bool  # every node and the embedded backend in one process
     autopilot: str  # none, or the built-in driver of every car (follow_the_gap)
     seed: int  # a ROS run's seed: every sensor's noise draws from it (docs/sensors.md)
     backend: BackendSettings
@@ -197,7 +198,8 @@ def load_scenario(path: str | Path, resources: str | Path,
     sim = root.section('simulation')
     sim.reject_unknown({'frame_rate_hz', 'real_time_factor', 'wait_for_drivers',
                         'driver_timeout_s', 'dynamics_timeout_s', 'heartbeat_timeout_s',
-                        'start_on_first_command', 'group_car_nodes', 'autopilot', 'seed'})
+                        'start_on_first_command', 'group_car_nodes', 'one_process', 'autopilot',
+                        'seed'})
     frame_rate = sim.number('frame_rate_hz', 40.0, minimum=1.0, maximum=10000.0)
 
     backend = root.section('backend', {})
@@ -225,6 +227,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         heartbeat_timeout_s=sim.number('heartbeat_timeout_s', 20.0, minimum=1.0),
         start_on_first_command=_auto_boolean(sim, 'start_on_first_command', wait_for_drivers),
         group_car_nodes=sim.boolean('group_car_nodes', True),
+        one_process=sim.boolean('one_process', False),
         autopilot=sim.string('autopilot', 'none', choices=AUTOPILOTS),
         seed=sim.integer('seed', 0, minimum=0),
         backend=_backend(backend),

@@ -68,17 +68,19 @@ def beat() -> None:
 
 
 @contextmanager
-def beating() -> Iterator[None]:
+def beating(alive: Heartbeat | None = None) -> Iterator[None]:
     """Beat from a thread while the main loop is held up by work known to be long (compiling
     a backend's kernels for a new scene can take seconds in one C call). SIGSTOP still
     silences the process, as it stops every thread; a caller that may hang for good inside
     must have another watch on it (the bridge waits for a backend's Ready only
-    ``backend.startup_timeout_s``)."""
+    ``backend.startup_timeout_s``). ``alive``: the held-up loop's heartbeat when that loop
+    is a thread's (the main loop's by default)."""
     done = threading.Event()
+    heart = alive or _process
 
     def keep_beating() -> None:
         while not done.wait(PERIOD_S / 2):
-            _process.beat()
+            heart.beat()
 
     thread = threading.Thread(target=keep_beating, name='heartbeat', daemon=True)
     thread.start()

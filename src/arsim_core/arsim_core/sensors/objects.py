@@ -126,35 +126,36 @@ def car_rows(poses: NDArray[np.floating], sizes: NDArray[np.floating],
     return rows
 
 
-def seen_from(pose: tuple[float, float, float], rows: NDArray[np.floating],
-              range_m: float) -> NDArray[np.float64]:
-    """The boxes of ``rows`` (``COLUMNS``, world frame) whose centre is within ``range_m`` of
-    ``pose`` (x, y, yaw), in that pose's frame (as ``geometry.relative_pose`` puts them)."""
-    world = np.asarray(rows, np.float64)
+def _near_in_pose_frame(pose: tuple[float, float, float], world: NDArray[np.float64],
+                        yaw_column: int, range_m: float) -> NDArray[np.float64]:
+    """The rows of ``world`` (x and y first, a yaw in ``yaw_column``, world frame) whose x, y
+    lie within ``range_m`` of ``pose`` (x, y, yaw), moved into that pose's frame (as
+    ``geometry.relative_pose`` puts them); the other columns copied as they are."""
     x, y, yaw = pose
     c, s = math.cos(yaw), math.sin(yaw)
     dx, dy = world[:, 0] - x, world[:, 1] - y
-    local_x, local_y = c * dx + s * dy, -s * dx + c * dy
-    near = np.hypot(local_x, local_y) <= range_m
+    near = np.hypot(dx, dy) <= range_m
     seen = world[near]  # a copy: boolean indexing
-    seen[:, 0], seen[:, 1] = local_x[near], local_y[near]
-    turn = seen[:, 3] - yaw
-    seen[:, 3] = np.arctan2(np.sin(turn), np.cos(turn))
+    seen[:, 0] = c * dx[near] + s * dy[near]
+    seen[:, 1] = -s * dx[near] + c * dy[near]
+    turn = seen[:, yaw_column] - yaw
+    seen[:, yaw_column] = np.arctan2(np.sin(turn), np.cos(turn))
     return seen
+
+
+def seen_from(pose: tuple[float, float, float], rows: NDArray[np.floating],
+              range_m: float) -> NDArray[np.float64]:
+    """The boxes of ``rows`` (``COLUMNS``, world frame) whose centre is within ``range_m`` of
+    ``pose`` (x, y, yaw), in that pose's frame."""
+    return _near_in_pose_frame(pose, np.asarray(rows, np.float64), 3, range_m)
 
 
 def cones_seen_from(pose: tuple[float, float, float], state_rows: NDArray[np.floating],
                     range_m: float) -> NDArray[np.float64]:
     """The placed cones' state rows (``CONE_STATE_COLUMNS``, world frame) whose base is within
-    ``range_m`` of ``pose`` (x, y, yaw), in that pose's frame: EUFS sim's ground-truth cones."""
+    ``range_m`` of ``pose`` (x, y, yaw), in that pose's frame: EUFS sim's ground-truth cones.
+    A standing cone has no heading: its yaw stays 0."""
     world = np.asarray(state_rows, np.float64).reshape(-1, len(CONE_STATE_COLUMNS))
-    x, y, yaw = pose
-    c, s = math.cos(yaw), math.sin(yaw)
-    dx, dy = world[:, 0] - x, world[:, 1] - y
-    near = np.hypot(dx, dy) <= range_m
-    local = world[near].copy()
-    local[:, 0] = c * dx[near] + s * dy[near]
-    local[:, 1] = -s * dx[near] + c * dy[near]
-    turn = local[:, 2] - yaw
-    local[:, 2] = np.where(local[:, 3] != 0.0, np.arctan2(np.sin(turn), np.cos(turn)), 0.0)
+    local = _near_in_pose_frame(pose, world, 2, range_m)
+    local[:, 2] = np.where(local[:, 3] != 0.0, local[:, 2], 0.0)
     return local

@@ -134,13 +134,10 @@ def test_a_process_without_a_sign_of_life_stops_the_run(tmp_path, private_tmp, s
     assert _left_over(private_tmp) == []
 
 
-@pytest.mark.parametrize('one_process', [False, True])
 def test_a_backend_that_cannot_bind_its_address_stops_the_run_naming_it(
-        tmp_path: Path, one_process: bool) -> None:
-    """In its own process or in a thread of the one-process run's."""
+        tmp_path: Path) -> None:
     with taken_port() as port:
-        sim = Simulation(tmp_path / 'sim', {'simulation': {'one_process': one_process},
-                                            'backend': {'address': f'tcp://127.0.0.1:{port}'}})
+        sim = Simulation(tmp_path / 'sim', {'backend': {'address': f'tcp://127.0.0.1:{port}'}})
         sim.start()
         try:
             code = sim.process.wait(60)

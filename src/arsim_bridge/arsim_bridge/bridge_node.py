@@ -42,9 +42,11 @@ from arsim_core.engine import (
     CarState,
     Drivers,
     Engine,
+    InProcessRenderer,
     Judgement,
     Lockstep,
     ProtocolRenderer,
+    Renderer,
     TrackWorld,
 )
 from arsim_core.engine.lockstep import PING_PERIOD_S
@@ -271,7 +273,11 @@ def spin_bridge(bridge: Bridge, others: Sequence[Node] = ()) -> None:
     for node in others:
         bridge.executor_.add_node(node)
     settings = bridge.scenario.backend
-    renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
+    renderer: Renderer
+    if bridge.scenario.one_process and settings.kind == 'embedded':  # no backend process
+        renderer = InProcessRenderer()
+    else:
+        renderer = ProtocolRenderer(settings.address, settings.timeout_s, stopping.requested)
     # The backend's sensor noise and the engine's computed sensors (IMU, GNSS, wheel odometry)
     # draw from the scenario's seed, so a run repeats its noise and another seed varies it.
     engine = Engine(bridge.scenario, renderer, dynamics=False, seed=bridge.scenario.seed)

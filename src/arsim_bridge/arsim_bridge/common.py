@@ -6,7 +6,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -95,15 +95,6 @@ def new_executor() -> Executor:
 Spin = Callable[[Any, Sequence[Node]], None]  # a node's own main loop, serving others too
 
 
-class Service(Protocol):
-    """Work a node process hosts beside its nodes (the embedded backend of a one-process run):
-    started before the nodes are made, stopped after they are gone."""
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 def run_node(factory: Callable[[], Node], spin: Spin | None = None) -> int:
     """Create a node, spin it until SIGINT or SIGTERM, and turn arsim errors into one clear log
     line and a non-zero exit code instead of a traceback. ``spin`` replaces the executor loop;
@@ -112,24 +103,19 @@ def run_node(factory: Callable[[], Node], spin: Spin | None = None) -> int:
     return run_nodes([factory], spin)
 
 
-def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None = None,
-              services: Sequence[Service] = ()) -> int:
+def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None = None) -> int:
     """``run_node`` for several nodes sharing one executor: the first node's, when ``spin``
-    (its own loop) is given, which then serves the others too. ``services`` run beside them.
+    (its own loop) is given, which then serves the others too.
 
     Exit code: 0 when stopped by a signal, 1 after a fatal error (logged in one line)."""
     from rclpy.signals import SignalHandlerOptions
 
     stopping.install()
     nodes: list[Node] = []
-    started: list[Service] = []
     code = 0
     try:
         # rclpy's handlers would shut the context down under running callbacks and threads.
         rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
-        for service in services:
-            service.start()
-            started.append(service)
         for factory in factories:
             node = factory()
             if node is not None:  # None: an optional node that could not start (reported)
@@ -153,8 +139,6 @@ def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None 
         stopping.shutting_down()
         for node in nodes:  # each stops its own threads before its publishers go
             node.destroy_node()
-        for service in started:
-            service.stop()
         if rclpy.ok():
             rclpy.shutdown()
     return 1 if stopping.failure() else code

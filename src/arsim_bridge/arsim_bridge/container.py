@@ -2,10 +2,10 @@
 
 A scene with many cars would otherwise start two processes per car; on a small machine the
 wake-ups between them cost more than the work. A one-process run (``simulation.one_process``)
-hosts every node here, the bridge and the embedded backend included: the backend answers on
-its own socket from a thread, the bridge's lockstep loop spins the one executor that serves
-every node. Each node keeps its own name, namespace, parameters and remappings, exactly as if
-it ran alone, so the ROS graph does not change.
+hosts every node here, the bridge included, whose lockstep loop then spins the one executor
+that serves them all (and renders in process: no backend process either). Each node keeps its
+own name, namespace, parameters and remappings, exactly as if it ran alone, so the ROS graph
+does not change.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ import argparse
 import importlib
 import json
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import rclpy.logging
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from arsim_bridge import stopping
 from arsim_bridge.common import Spin, run_nodes
 from arsim_core.errors import ArsimError
 
@@ -36,8 +34,6 @@ NODE_TYPES = {
     'foxglove': 'arsim_bridge.foxglove_node:FoxgloveView',
     'recorder': 'arsim_bridge.recorder_node:Recorder',
 }
-BACKEND = 'backend'  # not a ROS node: the embedded backend's server, in a thread
-BACKEND_STOP_S = 5.0  # the server checks for a stop every 0.2 s between requests
 
 
 def node_factory(entry: dict[str, Any]) -> Callable[[], Node | None]:
@@ -67,52 +63,21 @@ def node_factory(entry: dict[str, Any]) -> Callable[[], Node | None]:
     return make
 
 
-class HostedBackend:
-    """The embedded backend served from a thread of this process, with the command-line
-    arguments it takes as a process of its own. Its loop beats a heartbeat file of its own, so
-    a stuck backend shows while the nodes' loop runs on."""
-
-    def __init__(self, arguments: Sequence[str]) -> None:
-        from arsim_core.backend.server import parse_arguments
-
-        self.arguments = parse_arguments(list(arguments))
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        from arsim_core.backend.server import log_to_stderr, serve
-        from arsim_core.process.heartbeat import Heartbeat
-
-        log_to_stderr()
-        args, alive = self.arguments, Heartbeat.from_environment(BACKEND)
-        self._thread = stopping.start_worker(
-            None, lambda: serve(args.address, args.max_request_mib, args.allow_remote,
-                                stop=self._stop, alive=alive), BACKEND)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=BACKEND_STOP_S)
-
-
-def hosted(entries: list[dict[str, Any]]) -> tuple[list[Callable[[], Node | None]], Spin | None,
-                                                   list[HostedBackend]]:
-    """The node factories (the bridge first: its loop spins them all), that loop, and the
-    backend, of a container's node list."""
-    known = sorted([*NODE_TYPES, BACKEND])
+def hosted(entries: list[dict[str, Any]]) -> tuple[list[Callable[[], Node | None]], Spin | None]:
+    """The node factories of a container's node list (the bridge first: its loop spins them
+    all), and that loop."""
     for entry in entries:
-        if entry.get('type') not in known:
-            msg = f'container: unknown node type {entry.get("type")!r}; expected one of {known}'
+        if entry.get('type') not in NODE_TYPES:
+            msg = (f'container: unknown node type {entry.get("type")!r}; expected one of '
+                   f'{sorted(NODE_TYPES)}')
             raise ArsimError(msg)
-    backends = [HostedBackend(e.get('arguments', [])) for e in entries if e['type'] == BACKEND]
-    nodes = sorted((e for e in entries if e['type'] != BACKEND),
-                   key=lambda e: e['type'] != 'bridge')
+    nodes = sorted(entries, key=lambda e: e['type'] != 'bridge')
     spin = None
     if nodes and nodes[0]['type'] == 'bridge':
         from arsim_bridge.bridge_node import spin_bridge
 
         spin = spin_bridge
-    return [node_factory(entry) for entry in nodes], spin, backends
+    return [node_factory(entry) for entry in nodes], spin
 
 
 def main() -> int:
@@ -120,8 +85,8 @@ def main() -> int:
     parser.add_argument('--nodes', required=True, help='JSON list of node descriptions')
     args, _ros_args = parser.parse_known_args()
     try:
-        factories, spin, backends = hosted(json.loads(args.nodes))
+        factories, spin = hosted(json.loads(args.nodes))
     except (ArsimError, json.JSONDecodeError, KeyError) as exc:
         print(f'[arsim] container: {exc}', file=sys.stderr)
         return 2
-    return run_nodes(factories, spin, services=backends)
+    return run_nodes(factories, spin)

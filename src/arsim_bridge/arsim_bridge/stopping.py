@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
 
-import rclpy.logging
 from rclpy.executors import Executor
 from rclpy.node import Node
 
@@ -86,17 +85,15 @@ def spin_once(executor: Executor, timeout_sec: float) -> None:
         raise KeyboardInterrupt
 
 
-def start_worker(node: Node | None, target: Callable[[], None], name: str) -> threading.Thread:
-    """Run ``target`` in a daemon thread; if it raises, log one fatal line (as ``node``, or as
-    arsim for a thread that serves no node) and stop the process, which then exits non-zero,
-    instead of living on without the thread."""
+def start_worker(node: Node, target: Callable[[], None], name: str) -> threading.Thread:
+    """Run ``target`` in a daemon thread; if it raises, log one fatal line and stop the
+    process, which then exits non-zero, instead of living on without the thread."""
     def run() -> None:
         try:
             target()
         except Exception as exc:  # noqa: BLE001 - any death of the thread ends the process
             _state.failure = f'{name} thread failed: {type(exc).__name__}: {exc}'
-            logger = node.get_logger() if node is not None else rclpy.logging.get_logger('arsim')
-            logger.fatal(_state.failure)
+            node.get_logger().fatal(_state.failure)
             _thread.interrupt_main(signal.SIGINT)  # as Ctrl-C: the main thread winds down
 
     thread = threading.Thread(target=run, name=name, daemon=True)

@@ -54,7 +54,7 @@ def container(name: str, members: list[NodeSpec]) -> NodeSpec:
     them is."""
     described = [{'type': m.executable, 'name': m.name, 'namespace': m.namespace,
                   'parameters': m.parameters, 'remappings': list(m.remappings),
-                  'arguments': list(m.arguments), 'required': m.required}
+                  'required': m.required}
                  for m in members]
     return NodeSpec('arsim_bridge', 'container', name, 'arsim',
                     arguments=('--nodes', json.dumps(described)), members=tuple(members),
@@ -108,7 +108,7 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
 
     ``state_publisher``: describe cars with robot_state_publisher (default: where installed),
     else with arsim's own description node. A one-process run (``simulation.one_process``)
-    hosts all of arsim's nodes and the embedded backend in one container process.
+    hosts all of arsim's nodes in one container process, which renders the sensors itself.
     """
     if state_publisher is None:
         state_publisher = has_package('robot_state_publisher')
@@ -152,13 +152,12 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
 
 
 def one_process(specs: list[NodeSpec]) -> list[NodeSpec]:
-    """``specs`` with every arsim node and the embedded backend hosted by one container
-    process (``simulation`` in the launchers' messages); a program of another package (a Unity
-    player, robot_state_publisher) still runs on its own."""
+    """``specs`` with every arsim node hosted by one container process (``simulation`` in the
+    launchers' messages) and no embedded backend process: the bridge renders in process. A
+    program of another package (a Unity player, robot_state_publisher) still runs on its own."""
     own = [member for spec in specs for member in (spec.members or (spec,))
-           if member.package in ('arsim_bridge', 'arsim_core') and not member.command]
-    others = [spec for spec in specs if spec.package not in ('arsim_bridge', 'arsim_core')
-              or spec.command]
+           if member.package == 'arsim_bridge']
+    others = [spec for spec in specs if spec.package not in ('arsim_bridge', 'arsim_core')]
     return [*others, container('simulation', own)]
 
 

@@ -368,11 +368,9 @@ def receive(socket: zmq.Socket[bytes], max_bytes: int) -> tuple[Frames, str | No
 
 
 def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bool = False,
-          backend: EmbeddedBackend | None = None, stop: threading.Event | None = None,
-          alive: heartbeat.Heartbeat | None = None) -> None:
+          backend: EmbeddedBackend | None = None, stop: threading.Event | None = None) -> None:
     """Answer requests until ``stop`` is set (or Ctrl-C); every request gets a reply, a bad
-    one Error. ``alive``: the loop's sign of life when it runs in a thread of a process that
-    does other work (default: the process's main-loop heartbeat).
+    one Error.
 
     A request larger than ``max_request_mib`` MiB is refused with Error without being decoded;
     ZeroMQ drops a peer that sends a single frame that large before it reaches this process
@@ -396,10 +394,10 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
              framing.PROTOCOL_VERSION, max_request_mib)
     poller = zmq.Poller()
     poller.register(socket, zmq.POLLIN)
-    heart = alive or heartbeat.Heartbeat.from_environment()
+    heartbeat.start()
     try:
         while not stop.is_set():
-            heart.beat()
+            heartbeat.beat()
             if not poller.poll(200):
                 continue
             frames, refusal = receive(socket, max_bytes)
@@ -409,7 +407,7 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
             elif frames and frames[0].bytes == UPDATE_TOPIC:  # every frame: short
                 reply = _answer(backend, frames)
             else:  # a scene to set up: seconds of compiling, with the loop held up
-                with heartbeat.beating(heart):
+                with heartbeat.beating():
                     reply = _answer(backend, frames)
             socket.send_multipart(reply, copy=False)
     except KeyboardInterrupt:
@@ -419,8 +417,7 @@ def serve(address: str, max_request_mib: int = MAX_REQUEST_MIB, allow_remote: bo
     LOG.info('%s stopped', NAME)
 
 
-def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    """The backend's command line (ROS arguments after it are ignored)."""
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description='arsim embedded headless backend')
     parser.add_argument('--address', default=TCP_BACKEND_ADDRESS,
                         help='ZeroMQ endpoint to bind: tcp://<loopback IP>:<port> or '
@@ -433,24 +430,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     args, _ros_args = parser.parse_known_args(argv)
     if args.max_request_mib < 1:
         parser.error(f'--max-request-mib must be at least 1, got {args.max_request_mib}')
-    return args
-
-
-def log_to_stderr() -> None:
-    """The backend's log lines on stderr, marked ``[backend]``, also where it shares a process
-    with nodes that log through ROS."""
-    if LOG.handlers:
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter('[backend] %(levelname)s: %(message)s'))
-    LOG.addHandler(handler)
-    LOG.setLevel(logging.INFO)
-    LOG.propagate = False
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_arguments(argv)
-    log_to_stderr()
+    logging.basicConfig(level=logging.INFO, format='[backend] %(levelname)s: %(message)s')
     stop = stop_on_signals()
     try:
         serve(args.address, args.max_request_mib, args.allow_remote, stop=stop)

@@ -118,13 +118,17 @@ class InProcessRenderer:
         self._reply: framing.Message | None = None
 
     def start(self, settings: InitialSettings, timeout_s: float = 0.0) -> Mapping[str, Any]:
-        self.backend.apply(InitialSettings.from_wire(in_process(settings)))
+        # Seconds of compiling kernels for a new scene hold the caller's loop up: a launcher
+        # watching that loop's heartbeat hears it meanwhile (nothing is written without one).
+        with heartbeat.beating():
+            self.backend.apply(InitialSettings.from_wire(in_process(settings)))
         return {'backend': self.name, 'track': settings.track.name}
 
     def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:
         """``track`` in place of the one shown, as a Track request loads it: cars, sensors and
         their noise go on."""
-        self.backend.switch_track(TrackRequest.from_wire(in_process(track)))
+        with heartbeat.beating():  # a new scene, as in start
+            self.backend.switch_track(TrackRequest.from_wire(in_process(track)))
 
     def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
         """Sensor noise (of ``cars``, default all) from ``seed`` afresh, for a reproducible

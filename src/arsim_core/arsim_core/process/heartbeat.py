@@ -68,19 +68,17 @@ def beat() -> None:
 
 
 @contextmanager
-def beating(alive: Heartbeat | None = None) -> Iterator[None]:
+def beating() -> Iterator[None]:
     """Beat from a thread while the main loop is held up by work known to be long (compiling
     a backend's kernels for a new scene can take seconds in one C call). SIGSTOP still
     silences the process, as it stops every thread; a caller that may hang for good inside
     must have another watch on it (the bridge waits for a backend's Ready only
-    ``backend.startup_timeout_s``). ``alive``: the held-up loop's heartbeat when that loop
-    is a thread's (the main loop's by default)."""
+    ``backend.startup_timeout_s``)."""
     done = threading.Event()
-    heart = alive or _process
 
     def keep_beating() -> None:
         while not done.wait(PERIOD_S / 2):
-            heart.beat()
+            _process.beat()
 
     thread = threading.Thread(target=keep_beating, name='heartbeat', daemon=True)
     thread.start()

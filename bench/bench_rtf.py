@@ -9,9 +9,10 @@ the received scans divided by the wall time it took.
 - ``rtf_default_sync_with_driver``: a follow-the-gap driver in its own process answers every
   scan, and the bridge waits for each answer (``wait_for_drivers``): the figure a user with a
   real stack sees.
-- ``rtf_one_process_sync`` and ``rtf_one_process_sync_with_driver``: the same with
-  ``simulation.one_process`` (every node and the backend in one process).
-- ``pss_default_run_mib`` and ``pss_one_process_run_mib``: the memory of the run without a
+- ``rtf_node_processes_sync`` and ``rtf_node_processes_sync_with_driver``: the same with
+  ``simulation.one_process: false`` (a process per node and one for the backend; the default
+  hosts every node in one process).
+- ``pss_default_run_mib`` and ``pss_node_processes_run_mib``: the memory of the run without a
   driver, the proportional set size (shared pages split between the processes that map them)
   summed over every process the launcher started and the launcher itself, the highest of the
   samples taken each second while the scans are counted.
@@ -36,10 +37,10 @@ from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
 from simharness import Simulation, driver_process, ros_env, stop_process  # noqa: E402
 
 ROWS = (Row('rtf_default_sync', 'x_realtime'), Row('rtf_default_sync_with_driver', 'x_realtime'),
-        Row('rtf_one_process_sync', 'x_realtime'),
-        Row('rtf_one_process_sync_with_driver', 'x_realtime'),
-        Row('pss_default_run_mib', 'MiB'), Row('pss_one_process_run_mib', 'MiB'))
-ONE_PROCESS = {'simulation': {'one_process': True}}
+        Row('rtf_node_processes_sync', 'x_realtime'),
+        Row('rtf_node_processes_sync_with_driver', 'x_realtime'),
+        Row('pss_default_run_mib', 'MiB'), Row('pss_node_processes_run_mib', 'MiB'))
+NODE_PROCESSES = {'simulation': {'one_process': False}}
 PSS_PERIOD_S = 1.0
 MEASURE_S = 20.0
 WARMUP_S = 2.0
@@ -140,7 +141,7 @@ def pss_watcher(peak: list[int]) -> Callable[[Simulation], AbstractContextManage
 
 def run() -> list[tuple[str, float, str]]:
     rows = []
-    for name, settings in (('default', None), ('one_process', ONE_PROCESS)):
+    for name, settings in (('default', None), ('node_processes', NODE_PROCESSES)):
         peak: list[int] = []
         rtf, result = measure_rtf(settings, watcher=pss_watcher(peak))
         print(f'[bench] rtf_{name}_sync: {result}', file=sys.stderr)

@@ -125,7 +125,7 @@ def process_to_map_s(track: Path, resolution: float, runs: int = PROCESS_RUNS) -
     from simharness import Simulation, installed_resources
 
     from arsim_core.config.scenario import load_scenario
-    from arsim_launch.nodes import generate_nodes
+    from arsim_launch.nodes import flatten, generate_nodes
     from arsim_launch.runner import command
 
     times = []
@@ -133,7 +133,7 @@ def process_to_map_s(track: Path, resolution: float, runs: int = PROCESS_RUNS) -
         sim = Simulation(Path(tmp) / 'sim', {'track': {'name': str(track),
                                                        'map_resolution': resolution}})
         scenario = load_scenario(sim.settings_file, installed_resources())
-        spec = next(n for n in generate_nodes(scenario, sim.settings_file)
+        spec = next(n for n in flatten(generate_nodes(scenario, sim.settings_file))
                     if n.executable == 'track_loader')
         args = command(spec, Path(tmp))
         for _ in range(runs):

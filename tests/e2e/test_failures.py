@@ -105,7 +105,7 @@ def test_bad_drive_commands_are_ignored_and_the_sim_keeps_running(simulation) ->
 def test_ctrl_c_stops_every_process(simulation) -> None:
     sim = simulation()
     assert sim.wait_for_log('ready; stepping', 60.0), sim.log
-    assert len(sim.session_processes()) >= 6
+    assert len(sim.session_processes()) >= 2  # the runner and what it started
     os.killpg(sim.process.pid, signal.SIGINT)
     assert sim.process.wait(30) == 0
     deadline = time.monotonic() + 10

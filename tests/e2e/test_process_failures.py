@@ -17,6 +17,7 @@ from simharness import Simulation, taken_port
 FAILURE_BOUND_S = 12.0  # kill -> every process gone; a clean stop takes a few seconds
 TWO_CARS = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
                      {'name': 'opp_racecar', 'profile': 'f1tenth'}]}
+SPLIT = {'one_process': False}  # these tests kill or stop one process of several
 
 
 def _pid_of(sim: Simulation, marker: bytes) -> int:
@@ -42,6 +43,10 @@ def private_tmp():
 
 def _run_and_kill(tmp_path: Path, tmpdir: Path, marker: bytes, settings: dict | None = None,
                   sig: int = signal.SIGKILL) -> tuple[Simulation, int, float]:
+    """Run with ``settings`` in a process per node (unless they say one_process) and send
+    ``sig`` to the process whose command line holds ``marker``."""
+    settings = settings or {}
+    settings = {**settings, 'simulation': {**SPLIT, **settings.get('simulation', {})}}
     sim = Simulation(tmp_path / 'sim', settings)
     sim.env['TMPDIR'] = str(tmpdir)
     sim.start()
@@ -66,6 +71,7 @@ def _run_and_kill(tmp_path: Path, tmpdir: Path, marker: bytes, settings: dict | 
     ('ego_dynamics', b'__node:=ego_dynamics', None),
     ('ego_sensors', b'__node:=ego_sensors', None),
     ('cars_dynamics', b'__node:=cars_dynamics', TWO_CARS),
+    ('simulation', b'arsim_bridge/container', {'simulation': {'one_process': True}}),
 ], ids=lambda v: v if isinstance(v, str) else '')
 def test_a_killed_required_process_stops_the_run(tmp_path, private_tmp, name, marker,
                                                  settings) -> None:
@@ -137,7 +143,8 @@ def test_a_process_without_a_sign_of_life_stops_the_run(tmp_path, private_tmp, s
 def test_a_backend_that_cannot_bind_its_address_stops_the_run_naming_it(
         tmp_path: Path) -> None:
     with taken_port() as port:
-        sim = Simulation(tmp_path / 'sim', {'backend': {'address': f'tcp://127.0.0.1:{port}'}})
+        sim = Simulation(tmp_path / 'sim', {'simulation': SPLIT,
+                                            'backend': {'address': f'tcp://127.0.0.1:{port}'}})
         sim.start()
         try:
             code = sim.process.wait(60)

@@ -201,10 +201,10 @@ def ros_graph(probe: Probe) -> dict[str, object]:
     return {'nodes': nodes, 'topics': topics, 'publishers': publishers}
 
 
-def test_a_one_process_run_shows_stacks_the_default_run_s_graph(module_simulation,
-                                                                probe_factory) -> None:
-    split = module_simulation()
-    one = module_simulation(settings={'simulation': {'one_process': True}})
+def test_one_process_and_a_process_per_node_show_stacks_the_same_graph(module_simulation,
+                                                                       probe_factory) -> None:
+    one = module_simulation()  # the default
+    split = module_simulation(settings={'simulation': {'one_process': False}})
     split_probe, one_probe = probe_factory(split.domain_id), probe_factory(one.domain_id)
     for sim, probe in ((split, split_probe), (one, one_probe)):
         scans = Recorder(probe, {'/scan': (LaserScan, 10)})['/scan']

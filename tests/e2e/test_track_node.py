@@ -26,7 +26,7 @@ from arsim_core.config.scenario import SceneSettings, load_scenario
 from arsim_core.engine.world import fixed_mesh
 from arsim_core.track import LABEL_BARRIER, LABEL_ROAD, Track, load_track, track_mesh
 from arsim_core.track.model import LABEL_SCENERY_STRUCTURE
-from arsim_launch.nodes import generate_nodes
+from arsim_launch.nodes import flatten, generate_nodes
 from arsim_launch.runner import command
 from arsim_msgs.msg import TrackGeometry
 from arsim_msgs.srv import LoadTrack
@@ -52,7 +52,7 @@ class TrackLoader:
         self.maps_dir = resources / 'maps'
         self.topics = dict(TOPICS)
         self.topics[scenario.topic_map.map_topic] = self.topics.pop('/map')
-        spec = next(n for n in generate_nodes(scenario, settings, overrides)
+        spec = next(n for n in flatten(generate_nodes(scenario, settings, overrides))
                     if n.name == 'track_loader')
         args = command(spec, workdir)
         self.domain_id = simharness.allocate_domain()

@@ -79,9 +79,17 @@ def test_every_launch_argument_is_declared(launch_file) -> None:
 
 
 def test_cars_argument_starts_the_container_processes(launch_file) -> None:
-    _, started = launch_file(cars='2')
+    _, started = launch_file(cars='2', one_process='false')
     assert started[:3] == ['backend', 'arsim_bridge', 'track_loader']
     assert {'cars_dynamics', 'cars_sensors'} <= set(started)
+
+
+def test_by_default_one_process_hosts_every_node(launch_file) -> None:
+    _, actions = launch_file.actions(cars='2')
+    [simulation] = [a for a in actions if type(a).__name__ in ('Node', 'ExecuteProcess')]
+    assert simulation.kwargs['name'] == 'simulation'
+    assert simulation.kwargs['executable'] == 'container'
+    assert set(_handlers(actions, 'OnProcessExit')) == {'simulation'}
 
 
 def _handlers(actions: list[Action], kind: str) -> dict[str, Action]:
@@ -95,7 +103,7 @@ REQUIRED = {'backend', 'arsim_bridge', 'track_loader', 'cars_dynamics', 'cars_se
 
 
 def test_every_required_process_stops_the_launch_when_it_ends(launch_file) -> None:
-    _, actions = launch_file.actions(cars='2')
+    _, actions = launch_file.actions(cars='2', one_process='false')
     exits, outputs = _handlers(actions, 'OnProcessExit'), _handlers(actions, 'OnProcessIO')
     assert set(exits) == set(outputs) == REQUIRED  # description publishers may end alone
 
@@ -120,7 +128,7 @@ def test_every_required_process_stops_the_launch_when_it_ends(launch_file) -> No
 
 
 def test_a_process_ending_during_a_shutdown_is_not_a_failure(launch_file) -> None:
-    _, actions = launch_file.actions()
+    _, actions = launch_file.actions(one_process='false')
     exits = _handlers(actions, 'OnProcessExit')
     stopping = types.SimpleNamespace(is_shutdown=True)
     assert exits['ego_dynamics'].kwargs['on_exit'](
@@ -128,7 +136,7 @@ def test_a_process_ending_during_a_shutdown_is_not_a_failure(launch_file) -> Non
 
 
 def test_a_required_process_without_a_sign_of_life_stops_the_launch(launch_file) -> None:
-    _, actions = launch_file.actions()
+    _, actions = launch_file.actions(one_process='false')
     started = [a for a in actions if type(a).__name__ in ('Node', 'ExecuteProcess')]
     files = {a.kwargs['name']: Path(a.kwargs['additional_env'][heartbeat.ENV]) for a in started}
     assert set(files) == {a.kwargs['name'] for a in started}

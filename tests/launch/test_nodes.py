@@ -7,13 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ConfigError
 from arsim_launch.nodes import flatten, generate_nodes, validate
 
+SPLIT = {'one_process': False}  # a process per node: each node's own spec is what it starts
+
 
 def nodes_by_name(repo_root: Path, **overrides):
+    """The node specs of the default scenario with ``overrides``, in a process per node."""
+    overrides = {**overrides, 'simulation': {**SPLIT, **overrides.get('simulation', {})}}
     settings = repo_root / 'config' / 'sim.yaml'
     scenario = load_scenario(settings, repo_root, overrides)
     return {n.name: n for n in flatten(generate_nodes(scenario, settings, overrides,
@@ -41,8 +46,8 @@ def test_topic_map_changes_remappings_only(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root, topic_map='f1tenth_car')
     assert dict(nodes['ego_sensors'].remappings) == {'odom': '/odom', 'scan': '/scan'}
     assert dict(nodes['track_loader'].remappings)['map'] == '/arsim/map'
-    assert nodes['ego_sensors'].parameters['settings_overrides'].strip() == \
-        'topic_map: f1tenth_car'
+    assert yaml.safe_load(nodes['ego_sensors'].parameters['settings_overrides']) == {
+        'topic_map': 'f1tenth_car', 'simulation': SPLIT}
 
 
 def test_the_backend_gets_its_limits_and_remote_access_from_the_settings(
@@ -105,8 +110,9 @@ def test_many_cars_share_three_container_processes(repo_root: Path) -> None:
     cars = [{'name': 'ego', 'profile': 'f1tenth'}, {'name': 'opp_racecar', 'profile': 'f1tenth'},
             {'name': 'car2', 'profile': 'f1tenth'}]
     settings = repo_root / 'config' / 'sim.yaml'
-    scenario = load_scenario(settings, repo_root, {'cars': cars})
-    processes = generate_nodes(scenario, settings, {'cars': cars}, state_publisher=False)
+    overrides = {'cars': cars, 'simulation': SPLIT}
+    scenario = load_scenario(settings, repo_root, overrides)
+    processes = generate_nodes(scenario, settings, overrides, state_publisher=False)
     assert sorted(p.name for p in processes if p.members) == [
         'cars_description', 'cars_dynamics', 'cars_sensors']
     nodes = {n.name: n for n in flatten(processes)}
@@ -141,8 +147,9 @@ def test_external_cars_and_state_publishers_keep_their_own_processes(
     cars = [{'name': 'ego', 'profile': 'f1tenth', 'dynamics': 'external'},
             {'name': 'b', 'profile': 'f1tenth', 'dynamics': 'external'}]
     settings = repo_root / 'config' / 'sim.yaml'
-    scenario = load_scenario(settings, repo_root, {'cars': cars})
-    names = [p.name for p in generate_nodes(scenario, settings, {'cars': cars},
+    overrides = {'cars': cars, 'simulation': SPLIT}
+    scenario = load_scenario(settings, repo_root, overrides)
+    names = [p.name for p in generate_nodes(scenario, settings, overrides,
                                             state_publisher=state_publisher)]
     assert 'cars_dynamics' not in names  # no container without members
     assert ('ego_robot_state_publisher' in names) == state_publisher

@@ -19,7 +19,7 @@ import yaml
 
 from arsim_core.config.scenario import Scenario, load_scenario
 from arsim_core.description import description_topic, fixed_joints, robot_description
-from arsim_launch.nodes import generate_nodes
+from arsim_launch.nodes import flatten, generate_nodes
 
 #: The topics the track node publishes under its own names (namespace arsim, not remapped),
 #: all latched and in the world frame. One list, used by every check here.
@@ -77,7 +77,7 @@ def published(repo_root: Path, topic_map: str) -> Published:
     scenario: Scenario = load_scenario(settings, repo_root, overrides)
     names = scenario.topic_map
     out = Published()
-    for spec in generate_nodes(scenario, settings, overrides):
+    for spec in flatten(generate_nodes(scenario, settings, overrides)):
         out.topics.update(target for _, target in spec.remappings)
     out.topics.update(value for key, value in vars(names).items()
                       if key.endswith('_topic') and isinstance(value, str))

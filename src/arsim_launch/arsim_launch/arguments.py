@@ -44,6 +44,8 @@ ARGUMENTS = (
     Argument('view', 'a live view: none, web (a page in the browser) or foxglove (a Foxglove '
                      'server): docs/view.md'),
     Argument('record', 'record a rosbag2 bag into this new directory (docs/datasets.md)'),
+    Argument('one_process', 'true: every node in one process (the default); false: a process '
+                            'per node and one for the backend'),
 )
 NAMES = tuple(a.name for a in ARGUMENTS)
 
@@ -90,6 +92,9 @@ def launch_overrides(arguments: dict[str, str], settings: Path,
                                               resources / 'config' / 'topic_maps')
     if 'rtf' in given:
         overrides.setdefault('simulation', {})['real_time_factor'] = _rtf(given['rtf'])
+    if 'one_process' in given:
+        overrides.setdefault('simulation', {})['one_process'] = _boolean(
+            'one_process', given['one_process'])
     if 'autopilot' in given:
         overrides.setdefault('simulation', {})['autopilot'] = _choice(
             'autopilot', given['autopilot'], AUTOPILOTS)
@@ -122,6 +127,12 @@ def _rtf(value: str) -> float:
     if not is_real_time_factor(rtf):
         fail('rtf', f'a real-time factor of {REAL_TIME_FACTORS}', value)
     return rtf
+
+
+def _boolean(name: str, value: str) -> bool:
+    if value.lower() not in ('true', 'false'):
+        fail(name, 'true or false', value)
+    return value.lower() == 'true'
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:

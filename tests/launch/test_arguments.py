@@ -83,6 +83,7 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
                         "got 'three'"),
     ({'cars': '0'}, 'launch argument cars: expected a whole number'),
     ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, web, got 'rviz'"),
+    ({'one_process': 'yes'}, "launch argument one_process: expected true or false, got 'yes'"),
     ({'profile': 'racecar'}, r"launch argument profile: expected one of \['f1tenth', "
                              r"'formula_student', 'full_scale'\] or a path to a .yaml file, "
                              r"got 'racecar'"),
@@ -108,3 +109,9 @@ def test_usage_lists_every_argument() -> None:
     text = usage()
     assert all(f'{name}:=' in text for name in NAMES)
     assert parse_arguments(['cars:=2', 'track:=x']) == {'cars': '2', 'track': 'x'}
+
+
+def test_one_process_is_the_default_and_an_argument_turns_it_off(repo_root: Path) -> None:
+    assert scenario_with(repo_root)[0].one_process
+    assert not scenario_with(repo_root, one_process='false')[0].one_process
+    assert scenario_with(repo_root, one_process='True')[0].one_process

@@ -142,7 +142,7 @@ class Scenario:
     heartbeat_timeout_s: float  # a required process without a sign of life this long stops it
     start_on_first_command: bool  # hold sim time at 0 until a driver's first command
     group_car_nodes: bool
-    one_process: bool  # every node and the embedded backend in one process
+    one_process: bool  # every node in one process, rendering the embedded backend in process
     autopilot: str  # none, or the built-in driver of every car (follow_the_gap)
     seed: int  # a ROS run's seed: every sensor's noise draws from it (docs/sensors.md)
     backend: BackendSettings

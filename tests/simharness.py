@@ -172,12 +172,49 @@ class Simulation:
                 pids.append(int(entry.name))
         return pids
 
+    def dds_segments(self) -> list[Path]:
+        """The Fast DDS shared-memory segments the simulation's processes own now."""
+        return dds_segments_of(self.session_processes())
+
     def stop(self, timeout_s: float = 40.0) -> int:
         """Ctrl-C to the runner; the whole session is killed if it does not end in time."""
         if self.launch is None:
             return 0
         return self.launch.stop(signal.SIGINT, timeout_s,
                                 kill=lambda: os.killpg(self.process.pid, signal.SIGKILL))
+
+
+def dds_segments_of(pids: list[int]) -> list[Path]:
+    """The Fast DDS shared-memory segments in /dev/shm that these processes own: a
+    participant holds an flock on its segment's ``_el`` file for as long as it lives (Fast DDS's
+    own ``fastdds shm clean`` tells a live segment from a dead one by the same lock). The
+    ports (``fastdds_port<N>``) are shared by number and stay by design."""
+    wanted = {str(pid) for pid in pids}
+    locked: set[int] = set()
+    for line in Path('/proc/locks').read_text().splitlines():
+        fields = line.split()
+        if '->' in fields or len(fields) < 6:  # '->': a process waiting for the lock
+            continue
+        if fields[4] in wanted:
+            locked.add(int(fields[5].rsplit(':', 1)[1]))
+    segments = []
+    for lock in Path('/dev/shm').glob('fastdds_*_el'):
+        if lock.name.startswith('fastdds_port'):
+            continue
+        try:
+            if lock.stat().st_ino in locked:
+                segments.append(lock.with_name(lock.name[:-len('_el')]))
+        except OSError:
+            continue
+    return segments
+
+
+def remove_dds_segments(segments: list[Path]) -> None:
+    """Remove the segments of killed participants (32 MB each for arsim's sensor profile),
+    as ``fastdds shm clean`` would: a suite of kills would otherwise fill /dev/shm."""
+    for segment in segments:
+        segment.unlink(missing_ok=True)
+        segment.with_name(segment.name + '_el').unlink(missing_ok=True)
 
 
 class Probe:

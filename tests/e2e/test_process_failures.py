@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from simharness import Simulation, taken_port
+from simharness import Simulation, dds_segments_of, remove_dds_segments, taken_port
 
 FAILURE_BOUND_S = 12.0  # kill -> every process gone; a clean stop takes a few seconds
 TWO_CARS = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
@@ -50,18 +50,22 @@ def _run_and_kill(tmp_path: Path, tmpdir: Path, marker: bytes, settings: dict | 
     sim = Simulation(tmp_path / 'sim', settings)
     sim.env['TMPDIR'] = str(tmpdir)
     sim.start()
+    orphaned: list[Path] = []
     try:
         assert sim.wait_for_log('ready; stepping', 90.0), sim.log
         assert list(tmpdir.iterdir()), 'the run made no temporary directory'
         time.sleep(1.0)
         start = time.monotonic()
-        os.kill(_pid_of(sim, marker), sig)
+        pid = _pid_of(sim, marker)
+        orphaned = dds_segments_of([pid])  # a killed participant cannot remove its own
+        os.kill(pid, sig)
         code = sim.process.wait(60)
         while sim.session_processes() and time.monotonic() - start < 60:
             time.sleep(0.05)
         return sim, code, time.monotonic() - start
     finally:
         sim.stop()
+        remove_dds_segments(orphaned)
 
 
 @pytest.mark.parametrize(('name', 'marker', 'settings'), [

@@ -23,7 +23,13 @@ from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
-from simharness import LoggedProcess, Simulation, installed_resources, ros_env
+from simharness import (
+    LoggedProcess,
+    Simulation,
+    installed_resources,
+    remove_dds_segments,
+    ros_env,
+)
 
 from arsim_core.engine.lockstep import RECORDING_CLOCK_LEAD_FRAMES as IN_FLIGHT
 
@@ -164,6 +170,7 @@ def test_a_killed_run_leaves_a_bag_whose_metadata_and_messages_read(simulation,
     sim = simulation(arguments=(f'record:={bag}',))
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
     time.sleep(5.0)
+    orphaned = sim.dds_segments()
     for pid in sim.session_processes():  # the runner and every process it started, at once
         os.kill(pid, signal.SIGKILL)
     sim.process.wait(30)
@@ -171,6 +178,7 @@ def test_a_killed_run_leaves_a_bag_whose_metadata_and_messages_read(simulation,
     while sim.session_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not sim.session_processes()
+    remove_dds_segments(orphaned)
 
     info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     counted = {t['topic_metadata']['name']: t['message_count']

@@ -33,6 +33,8 @@ def test_a_signal_stops_every_process_quickly_without_a_traceback(simulation, si
     processes = sim.session_processes()
     # the runner and the simulation; or the runner, backend, bridge, track and 3 containers
     assert len(processes) == 2 if one_process else len(processes) >= 7, sim.log
+    segments = sim.dds_segments()  # the participants' shared memory, 32 MB for the sensors'
+    assert segments, 'no Fast DDS shared-memory segment found for the running simulation'
 
     start = time.monotonic()
     os.kill(sim.process.pid, sig)
@@ -42,6 +44,7 @@ def test_a_signal_stops_every_process_quickly_without_a_traceback(simulation, si
 
     assert sim.session_processes() == []
     assert code == 0, sim.log
+    assert [s.name for s in segments if s.exists()] == [], 'left in /dev/shm after the run'
     log = sim.log
     assert not [word for word in NOISE if word in log], log
     assert 'results:' in log

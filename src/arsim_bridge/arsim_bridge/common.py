@@ -112,6 +112,7 @@ def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None 
 
     stopping.install()
     nodes: list[Node] = []
+    executor: Executor | None = None
     code = 0
     try:
         # rclpy's handlers would shut the context down under running callbacks and threads.
@@ -137,6 +138,8 @@ def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None 
         code = 1
     finally:
         stopping.shutting_down()
+        if executor is not None:
+            executor.shutdown()
         for node in nodes:  # each stops its own threads before its publishers go
             node.destroy_node()
         if rclpy.ok():

@@ -10,20 +10,19 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import rclpy
 import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.duration import Duration
-from rclpy.node import Node
+from rclpy.executors import Executor
 from rosgraph_msgs.msg import Clock
 
 from arsim_bridge import qos, stopping
 from arsim_bridge.common import (
     declare_scenario,
-    new_executor,
     planar,
     pose_2d,
     run_node,
@@ -84,7 +83,6 @@ class Bridge(CountingNode):
         self.drivers = Drivers()
         self.track: TrackWorld | None = None
         self.states: dict[str, tuple[int, CarState]] = {}
-        self.executor_ = new_executor()
         topics = self.scenario.topic_map
         self.start_counting(self.scenario, BRIDGE)
         self.recording: RecordingStatus | None = None  # the recorder's last word, if it records
@@ -119,7 +117,6 @@ class Bridge(CountingNode):
             self.fanout.close()
             raise
         self.subscribed: set[bytes] = set()
-        self.executor_.add_node(self)
         self._race_due = 0
         self.view_feed: ViewFeed | None = None  # the web view's, when there is one
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
@@ -176,8 +173,16 @@ class Bridge(CountingNode):
             if every is not None and now >= next_ping:
                 every()
                 next_ping = now + PING_PERIOD_S
-            stopping.spin_once(self.executor_, timeout_sec=0.01)
+            stopping.spin_once(self.serving(), timeout_sec=0.01)
         return True
+
+    def serving(self) -> Executor:
+        """The executor this node was added to (``run_nodes``), which the loop spins."""
+        executor = self.executor
+        if executor is None:
+            msg = 'the bridge must be added to an executor before it runs'
+            raise RuntimeError(msg)
+        return executor
 
     def car_state(self, car: str) -> tuple[int, CarState] | None:
         return self.states.get(car)
@@ -266,20 +271,10 @@ class Bridge(CountingNode):
     def close(self) -> None:
         self.fanout.close()
 
-    def destroy_node(self) -> None:
-        """Shut the executor down first: it and this node refer to each other, and rclpy's
-        events executor keeps such a pair, and with it the DDS participant, alive past the
-        interpreter's exit, so Fast DDS never removed the process's shared-memory segment
-        (32 MB in /dev/shm per run, until the machine restarts)."""
-        self.executor_.shutdown()
-        super().destroy_node()
 
-
-def spin_bridge(bridge: Bridge, others: Sequence[Node] = ()) -> None:
-    """The lockstep loop, serving ``others`` (the nodes of a one-process run) on the bridge's
-    executor whenever it waits."""
-    for node in others:
-        bridge.executor_.add_node(node)
+def spin_bridge(bridge: Bridge) -> None:
+    """The lockstep loop, serving the process's executor (every node of a one-process run)
+    whenever it waits."""
     settings = bridge.scenario.backend
     renderer: Renderer
     if bridge.scenario.one_process and settings.kind == 'embedded':  # no backend process

@@ -92,7 +92,7 @@ def new_executor() -> Executor:
     return EventsExecutor()
 
 
-Spin = Callable[[Any, Sequence[Node]], None]  # a node's own main loop, serving others too
+Spin = Callable[[Any], None]  # a node's own main loop; node.executor serves every node
 
 
 def run_node(factory: Callable[[], Node], spin: Spin | None = None) -> int:
@@ -104,15 +104,19 @@ def run_node(factory: Callable[[], Node], spin: Spin | None = None) -> int:
 
 
 def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None = None) -> int:
-    """``run_node`` for several nodes sharing one executor: the first node's, when ``spin``
-    (its own loop) is given, which then serves the others too.
+    """``run_node`` for several nodes sharing one executor, which the first node's own loop
+    (``spin``, given that node) spins through ``node.executor`` when there is one.
+
+    The executor lives in this function only: a node holding it would make a reference cycle
+    through rclpy's events executor (C++) that Python's collector cannot see, keeping the DDS
+    participant past the interpreter's exit, and Fast DDS would never remove the process's
+    shared-memory segment from /dev/shm (32 MB with ``arsim_bridge.dds``'s profile).
 
     Exit code: 0 when stopped by a signal, 1 after a fatal error (logged in one line)."""
     from rclpy.signals import SignalHandlerOptions
 
     stopping.install()
     nodes: list[Node] = []
-    executor: Executor | None = None
     code = 0
     try:
         # rclpy's handlers would shut the context down under running callbacks and threads.
@@ -121,12 +125,12 @@ def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None 
             node = factory()
             if node is not None:  # None: an optional node that could not start (reported)
                 nodes.append(node)
+        executor = new_executor()
+        for node in nodes:
+            executor.add_node(node)
         if spin is not None:
-            spin(nodes[0], nodes[1:])
+            spin(nodes[0])
         else:
-            executor = new_executor()
-            for node in nodes:
-                executor.add_node(node)
             # spin_once in a loop: the events executor's spin() (rclpy 9.1) never dispatched
             # messages from other processes in our tests.
             while rclpy.ok():
@@ -138,8 +142,6 @@ def run_nodes(factories: Sequence[Callable[[], Node | None]], spin: Spin | None 
         code = 1
     finally:
         stopping.shutting_down()
-        if executor is not None:
-            executor.shutdown()
         for node in nodes:  # each stops its own threads before its publishers go
             node.destroy_node()
         if rclpy.ok():

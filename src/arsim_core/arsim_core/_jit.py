@@ -102,15 +102,19 @@ def kernel(func: F) -> F:
     """
     if _numba is None:
         return func
+    return cached_njit(func, error_model='numpy')  # a Dispatcher, called like func
+
+
+def cached_njit(func: Callable[..., Any], **options: Any) -> Any:
+    """``numba.njit(nogil=True, **options)(func)``, cached in this source version's directory
+    when there is a writable one. Requires numba."""
     config = _numba.config
     previous = config.CACHE_DIR
     config.CACHE_DIR = _CACHE_DIR or ''  # read while the decorator sets up the cache locator
     try:
-        compiled = _numba.njit(cache=_CACHE_DIR is not None, nogil=True,
-                               error_model='numpy')(func)
+        return _numba.njit(cache=_CACHE_DIR is not None, nogil=True, **options)(func)
     finally:
         config.CACHE_DIR = previous
-    return compiled  # a Dispatcher, called like func
 
 
 def python_function(func: Callable[..., Any]) -> Callable[..., Any]:

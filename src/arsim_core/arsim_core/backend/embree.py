@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core._jit import cached_njit
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
@@ -130,11 +131,14 @@ class _Runtime:
             raise EmbreeUnavailableError(msg)
         self.width = packet_width(self.lib, self.device)
         self._numba = numba
-        self.kernel = _compile(numba, self.lib, self.width)
+        self.intersect = _intersect(self.lib, self.width)
+        _define_call(numba)
+        self.kernel = _compile(self.width)
         self._scans: dict[bool, tuple[Any, Any, Any]] = {}
-        # Compile now (about a second each), not in the middle of the first frame.
+        # Compile (about a second each) or load from numba's cache now, not in the middle of
+        # the first frame.
         empty = np.empty((0, 3), np.float32)
-        self.kernel(0, empty, empty, np.float32(0.0), np.float32(1.0),
+        self.kernel(self.intersect, 0, empty, empty, np.float32(0.0), np.float32(1.0),
                     np.empty(0, np.float32), np.empty(0, np.int32), np.empty(0, np.float32))
         if _SCAN_WANTED:
             self.scanner(parallel=False)
@@ -144,14 +148,13 @@ class _Runtime:
         serial or over numba's threads; ``scan_many`` compiles on its first call."""
         kernels = self._scans.get(parallel)
         if kernels is None:
-            rays, scan, scan_many = _compile_scan(
-                self._numba, _intersect(self.lib, self.width), self.width, parallel)
+            rays, scan, scan_many = _compile_scan(self._numba, self.width, parallel)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
             if not parallel:  # ``rays`` is taken from the serial pair
                 rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
             floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
-            scan(0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats, 0.0, floats,
-                 floats, floats, labels, floats, floats, floats.copy(), 1)
+            scan(self.intersect, 0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats,
+                 0.0, floats, floats, floats, labels, floats, floats, floats.copy(), 1)
             kernels = self._scans[parallel] = (rays, scan, scan_many)
         return kernels
 
@@ -166,13 +169,74 @@ def packet_width(lib: ctypes.CDLL, device: int) -> int:
     return 4
 
 
-def _intersect(lib: ctypes.CDLL, width: int) -> Any:
-    """``rtcIntersect4``, ``8`` or ``16`` (valid, scene, rayhit, arguments)."""
-    sz = ctypes.c_size_t
-    return ctypes.CFUNCTYPE(None, sz, sz, sz, sz)((f'rtcIntersect{width}', lib))
+def _intersect(lib: ctypes.CDLL, width: int) -> int:
+    """The address of ``rtcIntersect4``, ``8`` or ``16`` (valid, scene, rayhit, arguments),
+    which the kernels take as an argument and call through ``_call``."""
+    address = ctypes.cast(getattr(lib, f'rtcIntersect{width}'), ctypes.c_void_p).value
+    if not address:
+        msg = f'rtcIntersect{width} not found in the Embree library'
+        raise EmbreeUnavailableError(msg)
+    return address
 
 
-def _packet_setup(numba: Any, width: int) -> Any:
+_call: Any = None  # the intrinsic of ``_define_call``, once numba is imported
+
+
+def _define_call(numba: Any) -> None:
+    """``_call(function, valid, scene, rayhit, arguments)``: call the C function at address
+    ``function`` with four pointer-sized arguments, from compiled code.
+
+    The kernels take Embree's address as an argument instead of holding a ctypes function:
+    compiled code with a ctypes function has its address built in, which the next process
+    (the library loaded elsewhere) cannot use, so every process compiled the kernels anew
+    (3 of the 4.3 s of CPU a simulation took to start here). With the address an argument,
+    numba caches them (``_cached``) and a process loads them in milliseconds."""
+    global _call
+    if _call is not None:
+        return
+    from llvmlite import ir
+    from numba.core import types
+
+    @numba.extending.intrinsic
+    def call(typingctx: Any, function: Any, valid: Any, scene: Any, rayhit: Any,
+             arguments: Any) -> Any:
+        signature = types.void(function, valid, scene, rayhit, arguments)
+
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> None:
+            word = ir.IntType(64)
+            pointer = ir.FunctionType(ir.VoidType(), [word] * 4).as_pointer()
+            words = [context.cast(builder, value, kind, types.uint64)
+                     for value, kind in zip(args, sig.args, strict=True)]
+            builder.call(builder.inttoptr(words[0], pointer), words[1:])
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    call._set_uuid('arsim.embree:_call')  # pickled into the cache keys (``_cached``)
+    _call = call
+
+
+def _cached(dispatcher: Any, *key: object) -> Any:
+    """Let numba cache ``dispatcher``, a kernel or helper made by a function of this module
+    for one packet width, across processes. Numba keys its cache on the pickled cells of a
+    closure, and a pickled dispatcher carries a random id, so a kernel calling helpers made
+    here would never find its cache again; an id made of the helper's name and ``key`` (the
+    width, serial or parallel) is the same in every process."""
+    name = dispatcher.py_func.__qualname__
+    dispatcher._set_uuid(f'arsim.embree:{name}:' + ':'.join(map(str, key)))
+    return dispatcher
+
+
+def _compiled(*key: object, **options: Any) -> Callable[[Any], Any]:
+    """``numba.njit``, releasing the GIL, cached across processes (``_cached``) where
+    ``arsim_core._jit`` has a cache directory."""
+    def decorate(function: Any) -> Any:
+        return _cached(cached_njit(function, **options), *key)
+
+    return decorate
+
+
+def _packet_setup(width: int) -> Any:
     """Numba function ``new_packet(tnear) -> (ray, bits, arguments)``: a zeroed, 64-byte aligned
     ``RTCRayHit<width>`` as float32 (``ray``) and uint32 (``bits``) views, with the fields no
     intersection changes set (tnear, time, mask: every geometry, id, flags), and the
@@ -184,7 +248,7 @@ def _packet_setup(numba: Any, width: int) -> Any:
     all_features = np.uint32(_RTC_FEATURE_FLAG_ALL)
     unit_width = np.float32(1.0).view(np.uint32)
 
-    @numba.njit(nogil=True, cache=False)
+    @_compiled(width)
     def new_packet(tnear: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raw = np.empty(words + 16, np.float32)  # room to align to 64 bytes
         skip = ((64 - raw.ctypes.data % 64) % 64) // 4
@@ -204,7 +268,7 @@ def _packet_setup(numba: Any, width: int) -> Any:
     return new_packet
 
 
-def _steady(numba: Any) -> Any:
+def _steady() -> Any:
     """Numba function ``steady(v) -> float32``: a direction component as Embree may take it.
     Embree replaces a component smaller than 1e-18 by +1e-18 before taking its reciprocal, so a
     tiny negative one (a float32 rotation by an exact quarter turn leaves -5e-24) flips the
@@ -212,21 +276,21 @@ def _steady(numba: Any) -> Any:
     zero = np.float32(0.0)
     tiny = np.float32(1e-18)
 
-    @numba.njit(nogil=True, cache=False, inline='always')
+    @_compiled(inline='always')
     def steady(value: np.float32) -> np.float32:
         return value if abs(value) >= tiny else zero
 
     return steady
 
 
-def _incidence(numba: Any, width: int) -> Any:
+def _incidence(width: int) -> Any:
     """Numba function ``incidence(ray, k) -> float32``: |cos| of the angle between lane k's
     ray and the surface it hit, from Embree's geometric normal Ng (unnormalised; no
     instancing, so in the world frame); 0 for a degenerate normal."""
     zero = np.float32(0.0)
     normal, direction = 12 * width, 4 * width
 
-    @numba.njit(nogil=True, cache=False, inline='always')
+    @_compiled(width, inline='always')
     def incidence(ray: np.ndarray, k: int) -> np.float32:
         nx, ny, nz = ray[normal + k], ray[normal + width + k], ray[normal + 2 * width + k]
         length = np.sqrt(nx * nx + ny * ny + nz * nz)
@@ -237,24 +301,21 @@ def _incidence(numba: Any, width: int) -> Any:
     return incidence
 
 
-def _compile(numba: Any, lib: ctypes.CDLL, width: int) -> Any:
-    """Numba kernel: cast n rays in packets of ``width``.
-
-    The ctypes function pointer is a compile-time constant, so the kernel is compiled per
-    process (about a second) rather than cached.
-    """
-    intersect = _intersect(lib, width)
-    new_packet = _packet_setup(numba, width)
-    incidence = _incidence(numba, width)
-    steady = _steady(numba)
+def _compile(width: int) -> Any:
+    """Numba kernel ``cast(intersect, scene, origins, directions, tnear, tfar, distance,
+    primitive, cosine)``: cast n rays in packets of ``width`` with Embree's ``intersect``
+    (``_intersect``)."""
+    new_packet = _packet_setup(width)
+    incidence = _incidence(width)
+    steady = _steady()
     w = width
     oy, oz, dx, dy, dz, tfar = w, 2 * w, 4 * w, 5 * w, 6 * w, 8 * w
     prim, geom, inst = 17 * w, 18 * w, 19 * w
     invalid = np.uint32(_INVALID_ID)
     inf, zero = np.float32(np.inf), np.float32(0.0)
 
-    @numba.njit(nogil=True, cache=False)
-    def cast(scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
+    @_compiled(width)
+    def cast(intersect: int, scene: int, origins: np.ndarray, directions: np.ndarray, tnear: float,
              tfar_value: float, distance: np.ndarray, primitive: np.ndarray,
              cosine: np.ndarray) -> None:
         n = directions.shape[0]
@@ -288,7 +349,7 @@ def _compile(numba: Any, lib: ctypes.CDLL, width: int) -> Any:
                 bits[prim + k] = invalid
                 bits[geom + k] = invalid
                 bits[inst + k] = invalid
-            intersect(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            _call(intersect, valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
             for k in range(min(w, n - base)):  # branch-free; misses read stale normals
                 i = base + k
                 hit = bits[geom + k] != invalid
@@ -299,8 +360,7 @@ def _compile(numba: Any, lib: ctypes.CDLL, width: int) -> Any:
     return cast
 
 
-def _compile_scan(numba: Any, intersect: Any, width: int,
-                  parallel: bool) -> tuple[Any, Any, Any]:
+def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
     the world, and ``scan``, pose to measured ranges in one call.
 
@@ -310,13 +370,14 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
     rotation ``R(pose) @ R_mount`` (``geometry.rotation_matrix``) and the origin ``pose +
     R(pose) @ mount``, term by term, as ``lidar.sensor_rays`` computes them in NumPy.
 
-    ``scan(scene, pose, mount, local, labels, max_distance, range_min, range_max, noise_std,
-    noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
-    chunks)`` does what ``Lidar2D.render`` does on the generic path, with the same arithmetic,
-    so the results are the same bits:
+    ``scan(intersect, scene, pose, mount, local, labels, max_distance, range_min, range_max,
+    noise_std, noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges,
+    intensity, chunks)`` does what ``Lidar2D.render`` does on the generic path, with the same
+    arithmetic, so the results are the same bits:
 
-    - the rays of ``rays``, rounded to float32, cast against the track ``scene`` within
-      ``max_distance``, hits labelled by ``labels`` (its last entry for a miss);
+    - the rays of ``rays``, rounded to float32, cast against the track ``scene`` with
+      Embree's ``intersect`` (``_intersect``) within ``max_distance``, hits labelled by
+      ``labels`` (its last entry for a miss);
     - where the other cars' hits ``box_distance`` (empty if there are none: the caller casts
       them along ``rays``) are strictly nearer, theirs instead (``scene.nearer``);
     - ``lidar.RangeModel.measure``: ``noise`` (the caller's float32 standard normals, or
@@ -330,9 +391,9 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
     parallel build spreads ``chunks`` runs of packets over numba's threads, the serial one
     ignores ``chunks``.
     """
-    new_packet = _packet_setup(numba, width)
-    incidence = _incidence(numba, width)
-    steady = _steady(numba)
+    new_packet = _packet_setup(width)
+    incidence = _incidence(width)
+    steady = _steady()
     w = width
     oy, oz, dx, dy, dz, tfar = w, 2 * w, 4 * w, 5 * w, 6 * w, 8 * w
     prim, geom, inst = 17 * w, 18 * w, 19 * w
@@ -340,7 +401,7 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
 
-    @numba.njit(nogil=True, cache=False)
+    @_compiled(width, parallel)
     def sensor_frame(pose: np.ndarray, mount: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The sensor's origin (3,) and rotation (3, 3) in the world, float64."""
         cr, sr = np.cos(pose[3]), np.sin(pose[3])
@@ -361,7 +422,7 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
                                        + car[row, 2] * mount[2])
         return origin, rotation
 
-    @numba.njit(nogil=True, cache=False)
+    @_compiled(width, parallel)
     def rays(pose: np.ndarray, mount: np.ndarray, local: np.ndarray, origin: np.ndarray,
              directions: np.ndarray) -> None:
         where, rotation = sensor_frame(pose, mount)
@@ -377,9 +438,9 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
             directions[i, 1] = x * r10 + y * r11 + z * r12
             directions[i, 2] = x * r20 + y * r21 + z * r22
 
-    @numba.njit(nogil=True, cache=False)
-    def trace(scene: int, origin: np.ndarray, rotation: np.ndarray, local: np.ndarray,
-              labels: np.ndarray, far: np.float32, range_min: np.float32,
+    @_compiled(width, parallel)
+    def trace(intersect: int, scene: int, origin: np.ndarray, rotation: np.ndarray,
+              local: np.ndarray, labels: np.ndarray, far: np.float32, range_min: np.float32,
               range_max: np.float32, noise_std: np.float32, noise: np.ndarray,
               dropout: np.float32, draws: np.ndarray, gain: np.ndarray,
               box_distance: np.ndarray, box_label: np.ndarray, box_cosine: np.ndarray,
@@ -420,7 +481,7 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
                 bits[geom + k] = invalid
                 bits[inst + k] = invalid
                 valid[k] = -1 if k < count else 0
-            intersect(valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
+            _call(intersect, valid.ctypes.data, scene, ray.ctypes.data, arguments.ctypes.data)
             for k in range(w):  # branch-free, so it vectorises
                 distance[k] = ray[tfar + k] if bits[geom + k] != invalid else inf
             if shining:
@@ -460,8 +521,8 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
                         if draws[base + k] < dropout:
                             intensity[base + k] = zero
 
-    @numba.njit(nogil=True, cache=False, parallel=parallel)
-    def scan(scene: int, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
+    @_compiled(width, parallel, parallel=parallel)
+    def scan(intersect: int, scene: int, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
              labels: np.ndarray, max_distance: float, range_min: float, range_max: float,
              noise_std: float, noise: np.ndarray, dropout: float, draws: np.ndarray,
              gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
@@ -474,13 +535,13 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
         packets = (ranges.shape[0] + w - 1) // w
         runs = max(1, min(chunks, packets)) if parallel else 1
         for run in numba.prange(runs):  # contiguous runs: interleaved ones share cache lines
-            trace(scene, origin, rotation, local, labels, far, low, high, std, noise, drop,
-                  draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
+            trace(intersect, scene, origin, rotation, local, labels, far, low, high, std, noise,
+                  drop, draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
                   run * packets // runs, (run + 1) * packets // runs)
 
-    @numba.njit(nogil=True, cache=False, parallel=parallel)
-    def scan_many(scene: int, poses: np.ndarray, mounts: np.ndarray, local: np.ndarray,
-                  labels: np.ndarray, settings: np.ndarray, noise: np.ndarray,
+    @_compiled(width, parallel, parallel=parallel)
+    def scan_many(intersect: int, scene: int, poses: np.ndarray, mounts: np.ndarray,
+                  local: np.ndarray, labels: np.ndarray, settings: np.ndarray, noise: np.ndarray,
                   draws: np.ndarray, gain: np.ndarray, box_distance: np.ndarray,
                   box_label: np.ndarray, box_cosine: np.ndarray, ranges: np.ndarray,
                   intensity: np.ndarray, chunks: int) -> None:
@@ -502,7 +563,7 @@ def _compile_scan(numba: Any, intersect: Any, width: int,
             drawn = min(i, draws.shape[0] - 1)
             boxed = min(i, box_distance.shape[0] - 1)
             shone = min(i, intensity.shape[0] - 1)
-            trace(scene, origin, rotation, local[i], labels,
+            trace(intersect, scene, origin, rotation, local[i], labels,
                   np.float32(min(settings[i, 0], 3.0e38)), np.float32(settings[i, 1]),
                   np.float32(settings[i, 2]), np.float32(settings[i, 3]), noise[row],
                   np.float32(settings[i, 4]), draws[drawn], gain, box_distance[boxed],
@@ -518,7 +579,8 @@ _SCAN_WANTED = False
 
 def prepare_scan() -> None:
     """A 2D LiDAR will use ``EmbreePacketRaycaster.scanner``: compile its kernels with the
-    runtime (a second or two; now if the runtime exists), so that the first scan does not.
+    runtime (a second or two the first time, then loaded from numba's cache; now if the
+    runtime exists), so that the first scan does not.
     A backend makes its sensors before it loads the track, so processes without such a
     sensor never compile them, and those with one do it before their first frame."""
     global _SCAN_WANTED
@@ -632,8 +694,8 @@ class EmbreePacketRaycaster:
             # origins cycle through the rays (ray i from origin i mod m); a part starts at a
             # multiple of m, or takes its own origins when there is one per ray
             own = origins[part] if len(origins) == n and n > 1 else origins
-            self._rt.kernel(self._scene, own, directions[part], np.float32(0.0), far,
-                            distance[part], primitive[part], cosine[part])
+            self._rt.kernel(self._rt.intersect, self._scene, own, directions[part],
+                            np.float32(0.0), far, distance[part], primitive[part], cosine[part])
 
         parts = _parts(n, len(origins))
         if len(parts) > 1:
@@ -679,7 +741,7 @@ class EmbreePacketRaycaster:
         bound = self._scanners.get(key)
         if bound is None:
             bound = self._scanners[key] = functools.partial(
-                self._rt.scanner(threads > 1)[kernel], self._scene)
+                self._rt.scanner(threads > 1)[kernel], self._rt.intersect, self._scene)
         return bound
 
     def __del__(self) -> None:

@@ -186,8 +186,21 @@ pip_install() {
   say "installing $label"
   local reqs=() f
   for f in "$@"; do reqs+=(-r "$f"); done
+  if have_uv && "$VENV/bin/uv" pip install --python "$PY" "${constraints[@]}" "${reqs[@]}" \
+      >"$STATE/uv-$name.log" 2>&1; then
+    echo "$want" >"$stamp"
+    return 0
+  fi
   run_logged "$STATE/pip-$name.log" "installing $label" "$PY" -m pip install "${constraints[@]}" "${reqs[@]}"
   echo "$want" >"$stamp"
+}
+
+# uv installs the requirement files from PyPI in a few seconds where pip takes over half a
+# minute (the ROS 2 wheels hold many files); pip itself does the job wherever uv cannot be
+# installed or fails (its log stays in .venv/.arsim/).
+UV_REQ='uv==0.13.9'
+have_uv() {
+  [[ -x "$VENV/bin/uv" ]] || "$PY" -m pip install -q "$UV_REQ" >"$STATE/pip-uv.log" 2>&1
 }
 
 if [[ "$MODE" == pypi ]]; then

@@ -186,8 +186,10 @@ pip_install() {
   say "installing $label"
   local reqs=() f
   for f in "$@"; do reqs+=(-r "$f"); done
-  if have_uv && "$VENV/bin/uv" pip install --python "$PY" "${constraints[@]}" "${reqs[@]}" \
-      >"$STATE/uv-$name.log" 2>&1; then
+  # --compile-bytecode: as pip does. Without .pyc files (and with PYTHONDONTWRITEBYTECODE, as
+  # on CI machines) every process would compile rclpy, NumPy and numba from source as it starts.
+  if have_uv && "$VENV/bin/uv" pip install --compile-bytecode --python "$PY" \
+      "${constraints[@]}" "${reqs[@]}" >"$STATE/uv-$name.log" 2>&1; then
     echo "$want" >"$stamp"
     return 0
   fi

@@ -23,8 +23,10 @@ from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
+from rosgraph_msgs.msg import Clock
 from simharness import (
     LoggedProcess,
+    Probe,
     Simulation,
     installed_resources,
     remove_dds_segments,
@@ -143,7 +145,15 @@ def test_two_cars_with_cameras_at_full_speed_lose_nothing(simulation, tmp_path: 
             for name in ('ego', 'opp')]
     sim = simulation(settings={'cars': cars, 'recording': {'directory': str(bag)}})
     assert sim.wait_for_log('ready; stepping', 90.0), sim.log
-    time.sleep(5.0)
+    # Over 100 frames whatever the machine's load: watched on /clock, not waited for by the
+    # wall clock.
+    probe = Probe(sim.domain_id)
+    try:
+        seen: list[int] = []
+        probe.node.create_subscription(Clock, '/clock', lambda m: seen.append(m.clock.sec), 10)
+        assert probe.spin_until(lambda: seen and seen[-1] >= 3, 120.0), sim.log
+    finally:
+        probe.close()
     os.kill(sim.process.pid, signal.SIGTERM)
     assert sim.process.wait(30) == 0, sim.log
 

@@ -23,6 +23,7 @@ from rclpy.parameter import Parameter
 
 from arsim_bridge.common import Spin, run_nodes
 from arsim_core.errors import ArsimError
+from arsim_core.process.entrypoints import quietly_stoppable
 
 NODE_TYPES = {
     'bridge': 'arsim_bridge.bridge_node:Bridge',
@@ -85,7 +86,8 @@ def main() -> int:
     parser.add_argument('--nodes', required=True, help='JSON list of node descriptions')
     args, _ros_args = parser.parse_known_args()
     try:
-        factories, spin = hosted(json.loads(args.nodes))
+        with quietly_stoppable():  # imports every node's module: seconds in which a stop
+            factories, spin = hosted(json.loads(args.nodes))  # must not print a traceback
     except (ArsimError, json.JSONDecodeError, KeyError) as exc:
         print(f'[arsim] container: {exc}', file=sys.stderr)
         return 2

@@ -17,11 +17,13 @@ note the signal, and the process's main loop acts on the note.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from types import FrameType
 from typing import NoReturn
 
@@ -32,12 +34,22 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def run(module: str, function: str = 'main') -> NoReturn:
     """Import ``module`` quietly stoppable, then exit with what its ``function`` returns."""
-    previous = {sig: signal.signal(sig, _exit_quietly) for sig in STOP_SIGNALS}
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    main = getattr(importlib.import_module(module), function)
-    for sig, handler in previous.items():
-        signal.signal(sig, handler)
+    with quietly_stoppable():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        main = getattr(importlib.import_module(module), function)
     sys.exit(main())
+
+
+@contextlib.contextmanager
+def quietly_stoppable() -> Iterator[None]:
+    """Within the block SIGINT and SIGTERM end the process at once with status 0: for start-up
+    work before anything needs undoing, such as the imports of a container's nodes."""
+    previous = {sig: signal.signal(sig, _exit_quietly) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def backend() -> None:

@@ -123,7 +123,11 @@ class Observer:
         """How far the car's latest state is from its start pose [m]."""
         if not self.states[car]:
             return 0.0
-        x, y, _ = planar(self.states[car][-1].pose)
+        return self.distance_from_start(car, self.states[car][-1])
+
+    def distance_from_start(self, car: str, state: CarState) -> float:
+        """How far ``state`` puts the car from its start pose [m]."""
+        x, y, _ = planar(state.pose)
         x0, y0, _ = self.start_pose(car)
         return math.hypot(x - x0, y - y0)
 
@@ -272,7 +276,9 @@ def test_a_user_model_named_in_a_profile_drives_a_car(simulation, observe, tmp_p
     obs.wait(lambda: obs.moved('ego') > 1.5 and obs.odoms['ego']
              and obs.odoms['ego'][-1].twist.twist.linear.x > 1.0)
 
-    state = obs.states['ego'][-1]
+    # The first state past 1.5 m, not the latest: unpaced, the car may have reached the wall
+    # ahead by the time the odometry arrives.
+    state = next(s for s in obs.states['ego'] if obs.distance_from_start('ego', s) > 1.5)
     assert state.model == model
     assert len(state.model_state) == 5  # x, y, steering angle, speed, yaw
     assert state.model_state[3] == pytest.approx(2.0, abs=0.2)

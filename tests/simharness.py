@@ -113,11 +113,21 @@ class LoggedProcess:
         return code
 
 
+#: The real_time_factor of a test's simulation unless the test sets one: unpaced, a simulation
+#: takes whole cores while a test waits for processes, pages or DDS discovery, cores the
+#: other tests of a parallel suite need.
+TEST_PACE = 2.0
+#: The real_time_factor of a test that needs many sim seconds (a lap, a race), and sim.yaml's:
+#: as fast as possible.
+UNPACED = 0.0
+
+
 class Simulation:
     """``python3 -m arsim_launch`` with a settings file derived from the default one."""
 
     def __init__(self, workdir: Path, settings: dict[str, Any] | None = None,
-                 arguments: tuple[str, ...] = ()) -> None:
+                 arguments: tuple[str, ...] = (), pace: float | None = None) -> None:
+        """``pace``: the real_time_factor unless ``settings`` set one (None: sim.yaml's)."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
         self.domain_id = allocate_domain()
@@ -125,6 +135,8 @@ class Simulation:
         data = yaml.safe_load((resources / 'config' / 'sim.yaml').read_text())
         # Tests watch the simulation run without a driver unless they hold it for one.
         data['simulation']['start_on_first_command'] = False
+        if pace is not None:
+            data['simulation']['real_time_factor'] = pace
         for key, value in (settings or {}).items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key].update(value)

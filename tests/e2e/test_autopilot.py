@@ -5,7 +5,7 @@ bridge waits for its every command."""
 from __future__ import annotations
 
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simharness import Probe
+from simharness import UNPACED, Probe
 
 from arsim_msgs.msg import RaceStatus
 
@@ -14,7 +14,8 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 
 def test_the_autopilot_laps_the_default_track_without_a_collision(simulation) -> None:
-    sim = simulation(settings={'simulation': {'autopilot': 'follow_the_gap'}})
+    sim = simulation(settings={'simulation': {'autopilot': 'follow_the_gap',
+                                              'real_time_factor': UNPACED}})
     probe = Probe(sim.domain_id)
     try:
         race: list[RaceStatus] = []

@@ -12,7 +12,14 @@ import pytest
 import yaml
 from eufs_msgs.msg import CanState, ConeArrayWithCovariance
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simharness import Probe, Simulation, driver_process, installed_resources, stop_process
+from simharness import (
+    UNPACED,
+    Probe,
+    Simulation,
+    driver_process,
+    installed_resources,
+    stop_process,
+)
 
 from arsim_core.track.fs import generate
 from arsim_core.track.fs.mission import Mission
@@ -41,7 +48,8 @@ def fs_simulation(simulation, tmp_path: Path, kind: str, seed: int = 0) -> tuple
         # later, and the run would be over before a driver that starts late had spoken; then
         # each frame waits for the driver's answer however loaded the machine is (a driver
         # answering late steers on old cones, and may hit them)
-        'simulation': {'start_on_first_command': True, 'driver_timeout_s': 10.0},
+        'simulation': {'start_on_first_command': True, 'driver_timeout_s': 10.0,
+                       'real_time_factor': UNPACED},
         'topic_map': 'eufs', 'track': {'name': str(folder)},
         'cars': [{'name': 'ego', 'profile': str(profile_path)}]})
     assert track.mission is not None

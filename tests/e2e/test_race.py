@@ -12,7 +12,7 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
-from simharness import Probe, driver_process, installed_resources, stop_process
+from simharness import UNPACED, Probe, driver_process, installed_resources, stop_process
 
 from arsim_msgs.msg import CarState, SimEvent
 from arsim_msgs.srv import ResetCars
@@ -61,7 +61,8 @@ def test_eight_cars_with_mixed_models_race_for_a_minute(simulation, tmp_path: Pa
     cars = [{'name': name, 'profile': profiles[kinds[i % 3]]} for i, name in enumerate(names)]
     sim = simulation(settings={'cars': cars, 'collisions': {'response': 'ghost',
                                                              'cars_visible': False},
-                               'simulation': {'autopilot': 'follow_the_gap'}})
+                               'simulation': {'autopilot': 'follow_the_gap',
+                                              'real_time_factor': UNPACED}})
     probe = Probe(sim.domain_id)
     try:
         odoms: dict[str, list[Odometry]] = {name: [] for name in names}

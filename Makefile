@@ -16,14 +16,16 @@ sim:
 	bash tools/setup.sh
 	source tools/env.sh && exec python3 -m arsim_launch $(ARGS)
 
-# The C# tests of unity/ first (their closing line: `C# tests: N passed, N failed`), then
-# pytest, one worker per core (pytest-xdist; most tests wait on the processes they start);
-# the target fails if either does. PYTEST_ARGS="-n 0" runs the tests one at a time.
-PYTEST_ARGS ?= -n auto --dist worksteal
+# The C# tests of unity/ (mostly one core's work) run beside pytest, their output shown after
+# it (closing line: `C# tests: N passed, N failed`); pytest runs one worker more than there are
+# cores (pytest-xdist), since most tests spend part of their time waiting on the processes they
+# start. The target fails if either fails. PYTEST_ARGS="-n 0" runs the tests one at a time.
+PYTEST_ARGS ?= -n $(shell echo $$(( $$(nproc) + 1 ))) --dist worksteal
 test:
 	bash tools/setup.sh --test
-	status=0; bash unity/build.sh test || status=$$?; \
-	source tools/env.sh && python3 -m pytest tests -q $(PYTEST_ARGS) || status=$$?; exit $$status
+	mkdir -p log; bash unity/build.sh test > log/csharp-tests.log 2>&1 & csharp=$$!; \
+	status=0; source tools/env.sh && python3 -m pytest tests -q $(PYTEST_ARGS) || status=$$?; \
+	wait $$csharp || status=$$?; cat log/csharp-tests.log; exit $$status
 
 # The C# console host: `mono unity/host/bin/arsim-unity-host.exe` serves protocol v1 at
 # tcp://127.0.0.1:5555 (unity/README.md).

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from laps import assert_follow_the_gap_laps
-from simharness import UNPACED
+from laps import LAP_SIMULATION, assert_follow_the_gap_laps
 
 
 def test_follow_the_gap_completes_a_lap_without_touching_a_wall(simulation) -> None:
-    assert_follow_the_gap_laps(simulation(settings={'simulation': {'real_time_factor': UNPACED}}))
+    assert_follow_the_gap_laps(simulation(settings=LAP_SIMULATION))

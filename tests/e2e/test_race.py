@@ -9,6 +9,7 @@ import pytest
 import yaml
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import PoseStamped
+from laps import DRIVER_WAITED_FOR
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
@@ -211,7 +212,7 @@ def test_race_standings_on_ros_and_final_results_when_stopped(simulation) -> Non
 
     from arsim_msgs.msg import RaceStatus
 
-    sim = simulation(settings={'race': {'sectors': [0.5]}})
+    sim = simulation(settings={'race': {'sectors': [0.5]}, 'simulation': DRIVER_WAITED_FOR})
     driver = driver_process(DRIVER, sim.domain_id, '--speed', '2.0')
     probe = Probe(sim.domain_id)
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

@@ -6,17 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from csharp_host import built_host, running_host
-from laps import assert_follow_the_gap_laps
+from laps import LAP_SIMULATION, assert_follow_the_gap_laps
 from sensor_msgs.msg import LaserScan
-from simharness import UNPACED, Probe, free_port
+from simharness import Probe, free_port
 
 READY = "backend 'arsim-csharp-host' ready"
 
 
 def test_follow_the_gap_laps_on_a_host_started_by_hand(simulation, tmp_path: Path) -> None:
     with running_host(tmp_path / 'host') as (address, host):
-        sim = simulation(settings={'simulation': {'real_time_factor': UNPACED}},
-                         arguments=(f'backend:={address}',))
+        sim = simulation(settings=LAP_SIMULATION, arguments=(f'backend:={address}',))
         assert_follow_the_gap_laps(sim)
         assert READY in sim.log, sim.log
         assert host.process.poll() is None, host.log

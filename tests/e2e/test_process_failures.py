@@ -74,11 +74,11 @@ def _run_and_kill(tmp_path: Path, tmpdir: Path, marker: bytes, settings: dict | 
         remove_dds_segments(orphaned)
 
 
+# One process of each kind: the backend (no ROS), a node, a container of several cars' nodes
+# and the one-process simulation. Which processes are required is checked on the generated
+# list (tests/launch/test_nodes.py), the runner's watch is the same for all.
 @pytest.mark.parametrize(('name', 'marker', 'settings'), [
     ('backend', b'arsim_core/backend', None),
-    ('arsim_bridge', b'__node:=arsim_bridge', None),
-    ('track_loader', b'__node:=track_loader', None),
-    ('ego_dynamics', b'__node:=ego_dynamics', None),
     ('ego_sensors', b'__node:=ego_sensors', None),
     ('cars_dynamics', b'__node:=cars_dynamics', TWO_CARS),
     ('simulation', b'arsim_bridge/container', {'simulation': {'one_process': True}}),

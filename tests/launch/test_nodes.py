@@ -42,6 +42,24 @@ def test_default_scenario_starts_backend_bridge_track_and_car_nodes(repo_root: P
     assert dict(nodes['track_loader'].remappings)['map'] == '/map'
 
 
+def test_every_process_but_the_description_and_the_view_is_required(repo_root: Path) -> None:
+    """The runner stops the run when a required process ends (tests/e2e/test_process_failures
+    kills one of each kind: the backend, a node, a container); which ones are required is
+    decided here."""
+    overrides = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
+                          {'name': 'opp', 'profile': 'f1tenth'}],
+                 'view': {'kind': 'foxglove'}, 'recording': {'directory': 'bags'},
+                 'simulation': {**SPLIT, 'autopilot': 'follow_the_gap'}}
+    settings = repo_root / 'config' / 'sim.yaml'
+    processes = generate_nodes(load_scenario(settings, repo_root, overrides), settings,
+                               overrides, state_publisher=False)
+    assert {p.name: p.required for p in processes} == {
+        'backend': True, 'arsim_bridge': True, 'track_loader': True, 'cars_dynamics': True,
+        'cars_sensors': True, 'cars_description': False, 'autopilot': True,
+        'foxglove_view': False, 'recorder': True}
+    assert all(m.required == p.required for p in processes for m in p.members)
+
+
 def test_topic_map_changes_remappings_only(repo_root: Path) -> None:
     nodes = nodes_by_name(repo_root, topic_map='f1tenth_car')
     assert dict(nodes['ego_sensors'].remappings) == {'odom': '/odom', 'scan': '/scan'}

@@ -33,7 +33,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
-from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
+from benchkit import Row, main, simulation_pace, sized, take_smoke_flag  # noqa: E402
 from simharness import Simulation, driver_process, ros_env, stop_process  # noqa: E402
 
 ROWS = (Row('rtf_default_sync', 'x_realtime'), Row('rtf_default_sync_with_driver', 'x_realtime'),
@@ -61,7 +61,7 @@ def measure_rtf(settings: dict | None = None, topics: tuple[str, ...] = ('/scan'
     measure_s = measure_s if measure_s is not None else sized(MEASURE_S, 1.0)
     warmup_s = sized(WARMUP_S, 0.2)
     with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp, ExitStack() as stack:
-        sim = Simulation(Path(tmp), settings)
+        sim = Simulation(Path(tmp), settings, pace=simulation_pace())
         sim.start()
         drivers = [driver_process(DRIVER, sim.domain_id)] if driver else []
         try:

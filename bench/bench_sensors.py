@@ -25,7 +25,7 @@ import yaml
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
-from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
+from benchkit import Row, main, simulation_pace, sized, take_smoke_flag  # noqa: E402
 from simharness import Simulation, installed_resources, ros_env  # noqa: E402
 
 RATE_HZ = 20.0
@@ -98,7 +98,7 @@ def measure(name: str, sensors: dict[str, dict], measure_s: float | None = None,
             'simulation': {'frame_rate_hz': RATE_HZ, 'wait_for_drivers': False},
             'cars': [{'name': 'ego', 'profile': str(path)}],
             **({'backend': backend} if backend else {}),
-            **({'track': {'scene': scene}} if scene else {})})
+            **({'track': {'scene': scene}} if scene else {})}, pace=simulation_pace())
         sim.start()
         try:
             counter = subprocess.run(

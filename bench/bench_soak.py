@@ -31,7 +31,7 @@ import yaml
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / 'tests'))
 
-from benchkit import Row, main, sized, take_smoke_flag  # noqa: E402
+from benchkit import Row, main, simulation_pace, sized, take_smoke_flag  # noqa: E402
 from simharness import (  # noqa: E402
     Probe,
     Simulation,
@@ -133,7 +133,7 @@ def soak(seconds: float, every_s: float, warmup_s: float, out=sys.stderr) -> dic
         path = Path(tmp) / 'soak_car.yaml'
         path.write_text(yaml.safe_dump(profile, sort_keys=False))
         sim = Simulation(Path(tmp) / 'sim', {'cars': [{'name': n, 'profile': str(path)}
-                                                      for n in CARS]})
+                                                      for n in CARS]}, pace=simulation_pace())
         scenario = load_scenario(sim.settings_file, resources)
         topics: dict[str, tuple[type, int]] = {}
         for car in scenario.cars:

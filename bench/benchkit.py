@@ -26,6 +26,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 SHARED_TRACKS = REPO.parent / 'shared' / 'tracks'
 SMOKE_ENV = 'ARSIM_BENCH_SMOKE'
+SMOKE_PACE = 2.0  # x real time
 F1TENTH_GYM_ENV = 'ARSIM_F1TENTH_GYM_PYTHON'
 
 Figure = tuple[str, float, str]
@@ -124,6 +125,13 @@ def smoke() -> bool:
 def sized(normal: T, smoke_value: T) -> T:
     """``smoke_value`` in a smoke run, else ``normal``."""
     return smoke_value if smoke() else normal
+
+
+def simulation_pace() -> float | None:
+    """The real_time_factor of a benchmark's simulation: sim.yaml's (as fast as possible), but
+    twice real time in a smoke run, whose figures are never judged: unpaced, each simulation
+    took whole cores of the suite while its subscriber started."""
+    return sized(None, SMOKE_PACE)
 
 
 def check(rows: Sequence[Row], figures: Sequence[Figure]) -> list[str]:

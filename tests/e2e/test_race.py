@@ -9,7 +9,7 @@ import pytest
 import yaml
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import PoseStamped
-from laps import DRIVER_WAITED_FOR
+from laps import DRIVER, DRIVER_WAITED_FOR
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
@@ -18,7 +18,6 @@ from simharness import UNPACED, Probe, driver_process, installed_resources, stop
 from arsim_msgs.msg import CarState, SimEvent
 from arsim_msgs.srv import ResetCars
 
-DRIVER = Path(__file__).resolve().parents[1] / 'drivers' / 'follow_the_gap.py'
 EXTRA_SENSORS = {  # computed sensors, so mixing them costs no rendering
     'imu': {'type': 'imu', 'position': [0.0, 0.0, 0.05], 'rate_hz': 40.0},
     'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 20.0},

@@ -39,7 +39,7 @@ def measure_rtf(measure_s: float | None = None) -> dict[str, float]:
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
     with tempfile.TemporaryDirectory(prefix='arsim-bench-') as tmp:
-        sim = Simulation(Path(tmp), SETTINGS)
+        sim = Simulation(Path(tmp), SETTINGS, pace=None)  # a whole mission: unpaced, in smoke too
         sim.start()
         driver = driver_process(DRIVER, sim.domain_id, '--mission', 'trackdrive', '--laps', '10')
         probe = Probe(sim.domain_id)

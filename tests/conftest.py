@@ -14,7 +14,6 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 from simharness import (  # noqa: E402
-    TEST_PACE,
     Simulation,
     backend_process,
     free_port,
@@ -70,7 +69,7 @@ def simulation(tmp_path: Path):
     started: list[Simulation] = []
 
     def start(**kwargs) -> Simulation:
-        sim = Simulation(tmp_path / f'sim{len(started)}', **{'pace': TEST_PACE, **kwargs})
+        sim = Simulation(tmp_path / f'sim{len(started)}', **kwargs)
         started.append(sim)
         sim.start()
         return sim
@@ -92,8 +91,7 @@ def module_simulation(tmp_path_factory: pytest.TempPathFactory
     def get(**kwargs) -> Simulation:
         key = json.dumps(kwargs, sort_keys=True, default=str)
         if key not in started:
-            started[key] = Simulation(folder / f'sim{len(started)}',
-                                      **{'pace': TEST_PACE, **kwargs})
+            started[key] = Simulation(folder / f'sim{len(started)}', **kwargs)
             started[key].start()
         return started[key]
 

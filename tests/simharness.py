@@ -126,8 +126,9 @@ class Simulation:
     """``python3 -m arsim_launch`` with a settings file derived from the default one."""
 
     def __init__(self, workdir: Path, settings: dict[str, Any] | None = None,
-                 arguments: tuple[str, ...] = (), pace: float | None = None) -> None:
-        """``pace``: the real_time_factor unless ``settings`` set one (None: sim.yaml's)."""
+                 arguments: tuple[str, ...] = (), pace: float | None = TEST_PACE) -> None:
+        """``pace``: the real_time_factor unless ``settings`` set one (None: sim.yaml's, as a
+        benchmark measures it)."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
         self.domain_id = allocate_domain()

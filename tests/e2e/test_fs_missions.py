@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from eufs_msgs.msg import CanState, ConeArrayWithCovariance
+from laps import DRIVER_WAITED_FOR
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from simharness import (
     UNPACED,
@@ -48,8 +49,7 @@ def fs_simulation(simulation, tmp_path: Path, kind: str, seed: int = 0) -> tuple
         # later, and the run would be over before a driver that starts late had spoken; then
         # each frame waits for the driver's answer however loaded the machine is (a driver
         # answering late steers on old cones, and may hit them)
-        'simulation': {'start_on_first_command': True, 'driver_timeout_s': 10.0,
-                       'real_time_factor': UNPACED},
+        'simulation': {**DRIVER_WAITED_FOR, 'real_time_factor': UNPACED},
         'topic_map': 'eufs', 'track': {'name': str(folder)},
         'cars': [{'name': 'ego', 'profile': str(profile_path)}]})
     assert track.mission is not None

@@ -12,13 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from simharness import (
-    TEST_PACE,
-    Simulation,
-    dds_segments_of,
-    remove_dds_segments,
-    taken_port,
-)
+from simharness import Simulation, dds_segments_of, remove_dds_segments, taken_port
 
 FAILURE_BOUND_S = 12.0  # kill -> every process gone; a clean stop takes a few seconds
 TWO_CARS = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
@@ -53,7 +47,7 @@ def _run_and_kill(tmp_path: Path, tmpdir: Path, marker: bytes, settings: dict | 
     ``sig`` to the process whose command line holds ``marker``."""
     settings = settings or {}
     settings = {**settings, 'simulation': {**SPLIT, **settings.get('simulation', {})}}
-    sim = Simulation(tmp_path / 'sim', settings, pace=TEST_PACE)
+    sim = Simulation(tmp_path / 'sim', settings)
     sim.env['TMPDIR'] = str(tmpdir)
     sim.start()
     orphaned: list[Path] = []
@@ -154,8 +148,7 @@ def test_a_backend_that_cannot_bind_its_address_stops_the_run_naming_it(
         tmp_path: Path) -> None:
     with taken_port() as port:
         sim = Simulation(tmp_path / 'sim', {'simulation': SPLIT,
-                                            'backend': {'address': f'tcp://127.0.0.1:{port}'}},
-                         pace=TEST_PACE)
+                                            'backend': {'address': f'tcp://127.0.0.1:{port}'}})
         sim.start()
         try:
             code = sim.process.wait(60)

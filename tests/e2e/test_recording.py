@@ -25,7 +25,6 @@ from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
 from rosgraph_msgs.msg import Clock
 from simharness import (
-    TEST_PACE,
     LoggedProcess,
     Probe,
     Simulation,
@@ -111,7 +110,7 @@ def _file_size_limit() -> None:
 
 def test_a_bag_that_cannot_grow_stops_the_run_with_one_message(tmp_path: Path) -> None:
     bag = tmp_path / 'run1'
-    sim = Simulation(tmp_path / 'sim', pace=TEST_PACE)
+    sim = Simulation(tmp_path / 'sim')
     sim.launch = LoggedProcess(
         [sys.executable, '-m', 'arsim_launch', f'config:={sim.settings_file}', f'record:={bag}'],
         sim.env, sim.log_path, start_new_session=True, preexec_fn=_file_size_limit)

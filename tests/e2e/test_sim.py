@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,6 +201,23 @@ def ros_graph(probe: Probe) -> dict[str, object]:
     nodes = sorted((ns, name) for name, ns in node.get_node_names_and_namespaces()
                    if name != node.get_name())
     return {'nodes': nodes, 'topics': topics, 'publishers': publishers}
+
+
+def loads_numba(pid: int) -> bool:
+    """Whether process ``pid`` has numba's compiled modules mapped, i.e. imported numba."""
+    return '/numba/' in Path(f'/proc/{pid}/maps').read_text()
+
+
+def test_only_the_processes_that_step_cars_import_numba(module_simulation) -> None:
+    """The launcher reads and checks the configuration, never steps a car: it spares itself
+    numba's import, a third of its start-up, while the simulation process has it."""
+    sim = module_simulation()
+    assert sim.wait_for_log('ready; stepping', STARTUP_S), sim.log
+    launcher = sim.process.pid
+    children = [pid for pid in sim.session_processes() if pid != launcher]
+    assert children, sim.log
+    assert not loads_numba(launcher)
+    assert all(loads_numba(pid) for pid in children)
 
 
 def test_one_process_and_a_process_per_node_show_stacks_the_same_graph(module_simulation,

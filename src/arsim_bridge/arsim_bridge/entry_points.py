@@ -15,7 +15,7 @@ def container() -> None:
 
 
 def description() -> None:
-    run('arsim_bridge.description_node')
+    run('arsim_bridge.description_node', steps_cars=False)
 
 
 def dynamics() -> None:
@@ -23,11 +23,11 @@ def dynamics() -> None:
 
 
 def sensors() -> None:
-    run('arsim_bridge.sensor_node')
+    run('arsim_bridge.sensor_node', steps_cars=False)
 
 
 def track_loader() -> None:
-    run('arsim_bridge.track_node')
+    run('arsim_bridge.track_node', steps_cars=False)
 
 
 def foxglove() -> None:

@@ -32,12 +32,34 @@ from arsim_core.process.interrupts import interrupts_are_held
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def run(module: str, function: str = 'main') -> NoReturn:
-    """Import ``module`` quietly stoppable, then exit with what its ``function`` returns."""
+NUMBA_SWITCH = 'ARSIM_NUMBA'  # read by arsim_core._jit as it is imported
+
+
+def run(module: str, function: str = 'main', *, steps_cars: bool = True) -> NoReturn:
+    """Import ``module`` quietly stoppable, then exit with what its ``function`` returns.
+    A program that never steps a car (``steps_cars=False``) gets arsim's kernels uncompiled."""
     with quietly_stoppable():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        if not steps_cars:
+            import_kernels_uncompiled()
         main = getattr(importlib.import_module(module), function)
     sys.exit(main())
+
+
+def import_kernels_uncompiled() -> None:
+    """Import ``arsim_core._jit`` with ``ARSIM_NUMBA=0``, so that this process's kernels stay
+    plain Python: for a program that only reads configuration and never steps a car (the
+    launcher, a car's description), importing numba was a third of its start-up, paid at every
+    run. The processes it starts get the environment as it was."""
+    given = os.environ.get(NUMBA_SWITCH)
+    os.environ[NUMBA_SWITCH] = '0'
+    try:
+        importlib.import_module('arsim_core._jit')
+    finally:
+        if given is None:
+            del os.environ[NUMBA_SWITCH]
+        else:
+            os.environ[NUMBA_SWITCH] = given
 
 
 @contextlib.contextmanager

@@ -28,6 +28,18 @@ os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 SHARED_TRACKS = REPO.parent / 'shared' / 'tracks'
 
 
+#: Folders whose tests take seconds to tens of seconds each (simulations, benchmarks): run first.
+LONG_FIRST = ('bench', 'e2e')
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests first, the many short ones after them: pytest-xdist gives each worker a
+    block of the list and idle workers take pending tests from the end of a busy one's block,
+    so short tests at the end fill the cores to the last second, where a long test collected
+    late (the eight-car race, say) kept one worker busy for tens of seconds alone."""
+    items.sort(key=lambda item: item.path.relative_to(TESTS).parts[0] not in LONG_FIRST)
+
+
 @pytest.fixture(scope='session')
 def repo_root() -> Path:
     return REPO

@@ -7,6 +7,7 @@ real tracks, for cars touching a wall at distance 0, and with the kernels compil
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -63,16 +64,11 @@ def wall_world(walls: Sequence[tuple[tuple[float, float], tuple[float, float]]])
                           np.full(len(triangles), LABEL_BARRIER, np.uint8))
 
 
-_TREES: dict[int, tuple[CollisionWorld, shapely.STRtree]] = {}
-
-
+@functools.lru_cache(maxsize=4)
 def segment_tree(world: CollisionWorld) -> shapely.STRtree:
     """Shapely's tree of the world's barrier segments, built once per world (thousands of
-    frames query it)."""
-    if id(world) not in _TREES:  # the world is kept with its tree, so its id stays its own
-        segments = shapely.linestrings(world.grid.segments.reshape(-1, 2, 2))
-        _TREES[id(world)] = (world, shapely.STRtree(segments))
-    return _TREES[id(world)][1]
+    frames query it; a world is its own key, by identity)."""
+    return shapely.STRtree(shapely.linestrings(world.grid.segments.reshape(-1, 2, 2)))
 
 
 def reference(world: CollisionWorld, poses: np.ndarray, half_extents: np.ndarray,

@@ -29,11 +29,14 @@ from arsim_core.process.interrupts import hold_interrupts, release_interrupts
 
 F = TypeVar('F', bound=Callable[..., Any])
 
-_WANTED = os.environ.get('ARSIM_NUMBA', '1').strip().lower() not in ('0', 'false', 'no', 'off')
+#: False when ``ARSIM_NUMBA`` turned numba off as this module was imported (the process's one
+#: decision: ``process.entrypoints`` sets it for programs that never step a car).
+NUMBA_WANTED: bool = os.environ.get('ARSIM_NUMBA', '1').strip().lower() not in (
+    '0', 'false', 'no', 'off')
 
 _numba: Any
 try:
-    if not _WANTED:
+    if not NUMBA_WANTED:
         raise ImportError('disabled by ARSIM_NUMBA')
     import numba as _numba
 except ImportError:  # pragma: no cover - depends on the environment

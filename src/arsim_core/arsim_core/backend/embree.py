@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from arsim_core._jit import cached_njit
+from arsim_core._jit import NUMBA_WANTED, cached_njit
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
@@ -118,7 +118,7 @@ class _Runtime:
         except ImportError as exc:
             msg = 'numba is not installed'
             raise EmbreeUnavailableError(msg) from exc
-        if os.environ.get('ARSIM_NUMBA', '1').strip().lower() in ('0', 'false', 'no', 'off'):
+        if not NUMBA_WANTED:
             msg = 'numba disabled by ARSIM_NUMBA'
             raise EmbreeUnavailableError(msg)
         try:

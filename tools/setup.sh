@@ -312,8 +312,19 @@ colcon_args=(
   --ignore-user-meta            # builds do not depend on ~/.colcon settings
 )
 (( ${#vendor_paths[@]} )) && colcon_args+=(--paths "${vendor_paths[@]}")
+# Ninja (the PyPI world's own, else the system's) runs the message packages' many small
+# compile jobs sooner than make: a fresh build 52 -> 45 s on 2 cores. Make wherever there is no
+# ninja. CMake keeps a build folder's generator, so a package built with the other one starts over.
+ninja="$(PATH="$VENV/bin:$PATH" command -v ninja || true)"
+generator="${ninja:+Ninja}"
+for cache in "$ROOT"/build/*/CMakeCache.txt; do
+  [[ -f "$cache" ]] || continue
+  built_with="$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$cache")"
+  [[ "$built_with" == "${generator:-Unix Makefiles}" ]] || rm -rf "$(dirname "$cache")"
+done
 # Last: colcon takes everything after --cmake-args as CMake arguments.
 colcon_args+=(--cmake-args "-DPython3_EXECUTABLE=$PY" -DBUILD_TESTING=OFF)
+[[ -n "$ninja" ]] && colcon_args+=(-G Ninja "-DCMAKE_MAKE_PROGRAM=$ninja")
 start=$SECONDS
 # COLCON_DEFAULTS_FILE: ignore a user's ~/.colcon/defaults.yaml (e.g. --symlink-install;
 # arsim installs copies).

@@ -19,7 +19,9 @@ from arsim_gym.env import RaceEnv
 MakeEnv = Callable[..., RaceEnv]
 FULL = {'friction': [0.8, 1.1], 'mass_scale': [0.9, 1.1], 'max_acceleration': [7.0, 9.51],
         'max_steering': [0.35, 0.42], 'max_steering_rate': [2.5, 3.2],
-        'max_speed': [8.0, 20.0], 'scan_noise_std': [0.0, 0.02], 'scan_dropout': [0.0, 0.01],
+        'max_speed': [8.0, 20.0], 'steering_dead_time': [0.0, 0.03], 'steering_lag': [0.0, 0.05],
+        'drive_dead_time': [0.0, 0.03], 'drive_lag': [0.0, 0.1],
+        'scan_noise_std': [0.0, 0.02], 'scan_dropout': [0.0, 0.01],
         'start': {'along': [0.0, 2.0], 'lateral': [-0.2, 0.2], 'yaw': [-0.1, 0.1]},
         'opponents': [0, 3]}
 
@@ -176,6 +178,22 @@ def test_drawn_vehicle_limits_change_the_driving(make_env: MakeEnv) -> None:
     slippery = _drive(make_env(randomization={'friction': [0.3, 0.3]}), turn, 80)
     grippy = _drive(make_env(randomization={'friction': [1.0, 1.0]}), turn, 80)
     assert np.abs(slippery['pose'] - grippy['pose']).max() > 0.05
+
+
+def test_drawn_actuator_dead_times_and_lags_reach_the_cars(make_env: MakeEnv) -> None:
+    ranges = {'steering_dead_time': [0.02, 0.04], 'drive_dead_time': [0.05, 0.05],
+              'drive_lag': [0.1, 0.2]}
+    env = make_env(num_cars=2, opponents='none', randomization=ranges)
+    env.reset(seed=3)
+    for name in env.names:
+        actuators = env.engine.configs[name].actuators
+        assert 0.02 <= actuators.steering_dead_time <= 0.04
+        assert actuators.drive_dead_time == 0.05
+        assert 0.1 <= actuators.drive_lag <= 0.2
+        assert actuators.steering_lag == 0.0  # not drawn: the profile's
+    standing = _drive(make_env(randomization={'drive_dead_time': [0.05, 0.05]}), (0.0, 2.0), 5)
+    rolling = _drive(make_env(), (0.0, 2.0), 5)
+    assert standing['velocity'][0] == 0.0 < rolling['velocity'][0]
 
 
 @pytest.mark.parametrize('ranges', [{'scan_noise_std': [0.05, 0.1]},

@@ -18,12 +18,17 @@ The steering wheel follows its target with a saturated P-controller: rate = kp *
 to the car's (and the command's) rate limit. With kp * sub-step < 1 it reaches the target
 without the chatter of f1tenth_gym's bang-bang law at a finite step.
 
+Between the command and the controllers sits the actuators' first-order lag (time constants
+``STEER_LAG`` and ``DRIVE_LAG``, :mod:`.actuators`): the controllers track the ``*_APPLIED``
+values, which follow the command's at each sub-step.
+
 The state of both controllers lives in a flat float vector (layout below) so the compiled
 ``advance`` kernels can run the controller inside the sub-step loop.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -52,7 +57,14 @@ LAST_ACCEL: Final = 16  #: acceleration applied in the previous sub-step (jerk l
 LAST_SV: Final = 17  #: steering rate applied in the previous sub-step
 STEER_RATE_INPUT: Final = 18  #: [rad/s], direct mode
 ACCEL_INPUT: Final = 19  #: [m/s^2], direct mode
-N_CONTROL: Final = 20
+STEER_LAG: Final = 20  #: time constant of the steering actuator [s], 0 = none (.actuators)
+DRIVE_LAG: Final = 21  #: time constant of the drive actuator [s], 0 = none
+STEER_APPLIED: Final = 22  #: the steering target after the lag [rad]
+SPEED_APPLIED: Final = 23  #: the speed target after the lag [m/s]
+THROTTLE_APPLIED: Final = 24  #: throttle after the lag
+BRAKE_APPLIED: Final = 25  #: brake after the lag
+ACCEL_APPLIED: Final = 26  #: the direct acceleration input after the lag [m/s^2]
+N_CONTROL: Final = 27
 
 MODE_ACKERMANN: Final = 0.0
 MODE_NORMALISED: Final = 1.0
@@ -104,9 +116,13 @@ class ControllerGains:
         return cls(speed=SpeedGains.f1tenth_gym(p), steering=SteeringGains(kp=60.0))
 
 
-def initial_controller(gains: ControllerGains, p: CarParameters) -> list[float]:
-    """A controller vector holding the gains, Ackermann mode, all targets zero."""
+def initial_controller(gains: ControllerGains, p: CarParameters, steering_lag: float = 0.0,
+                       drive_lag: float = 0.0) -> list[float]:
+    """A controller vector holding the gains and the actuators' lag time constants [s],
+    Ackermann mode, all targets zero."""
     c = [0.0] * N_CONTROL
+    c[STEER_LAG] = steering_lag
+    c[DRIVE_LAG] = drive_lag
     c[MODE] = MODE_ACKERMANN
     c[KP_ACCEL_FWD] = gains.speed.kp_accelerate_forward
     c[KP_BRAKE_FWD] = gains.speed.kp_brake_forward
@@ -120,6 +136,15 @@ def initial_controller(gains: ControllerGains, p: CarParameters) -> list[float]:
 
 
 @kernel
+def _lagged(applied: float, commanded: float, lag: float, h: float) -> float:
+    """``applied`` after ``h`` s of a first-order lag of time constant ``lag`` towards
+    ``commanded`` (exact for a command held over the sub-step); ``commanded`` when no lag."""
+    if lag <= 0.0:
+        return commanded
+    return applied + (commanded - applied) * (1.0 - math.exp(-h / lag))
+
+
+@kernel
 def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[float],
             h: float) -> tuple[float, float]:
     """Model input (steering rate [rad/s], acceleration [m/s^2]) for one sub-step of ``h`` s.
@@ -127,14 +152,18 @@ def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[f
     ``steer``/``speed`` are the model's current steering angle and speed, ``p`` the packed car
     parameters, ``c`` the controller vector (updated: jerk limiter memory).
     """
+    steer_lag = c[STEER_LAG]
+    drive_lag = c[DRIVE_LAG]
     if c[MODE] == MODE_DIRECT:  # the model's constraints still clip both
         sv = c[STEER_RATE_INPUT]
-        accel = c[ACCEL_INPUT]
+        c[ACCEL_APPLIED] = _lagged(c[ACCEL_APPLIED], c[ACCEL_INPUT], drive_lag, h)
+        accel = c[ACCEL_APPLIED]
         c[LAST_ACCEL] = accel
         c[LAST_SV] = sv
         return sv, accel
     # steering: saturated P-controller
-    sv = c[KP_STEER] * (c[STEER_TARGET] - steer)
+    c[STEER_APPLIED] = _lagged(c[STEER_APPLIED], c[STEER_TARGET], steer_lag, h)
+    sv = c[KP_STEER] * (c[STEER_APPLIED] - steer)
     lo = p[SV_MIN]
     hi = p[SV_MAX]
     lim = c[SV_LIMIT]
@@ -145,7 +174,8 @@ def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[f
 
     if c[MODE] == MODE_ACKERMANN:
         # f1tenth_gym speed P-controller
-        err = c[SPEED_TARGET] - speed
+        c[SPEED_APPLIED] = _lagged(c[SPEED_APPLIED], c[SPEED_TARGET], drive_lag, h)
+        err = c[SPEED_APPLIED] - speed
         if speed > 0.0:
             kp = c[KP_ACCEL_FWD] if err > 0.0 else c[KP_BRAKE_FWD]
         else:
@@ -155,8 +185,10 @@ def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[f
         if lim > 0.0:
             accel = min(max(accel, -lim), lim)
     else:
-        accel = c[THROTTLE] * c[THROTTLE_ACCEL]
-        resist = c[BRAKE] * c[BRAKE_DECEL] + c[COAST_DECEL]
+        c[THROTTLE_APPLIED] = _lagged(c[THROTTLE_APPLIED], c[THROTTLE], drive_lag, h)
+        c[BRAKE_APPLIED] = _lagged(c[BRAKE_APPLIED], c[BRAKE], drive_lag, h)
+        accel = c[THROTTLE_APPLIED] * c[THROTTLE_ACCEL]
+        resist = c[BRAKE_APPLIED] * c[BRAKE_DECEL] + c[COAST_DECEL]
         # resistance opposes motion but must not reverse it within one sub-step
         resist = min(resist, abs(speed) / h)
         if speed > 0.0:

@@ -95,9 +95,10 @@ class Fleet:
 
     @staticmethod
     def key(vehicle: Vehicle) -> tuple[object, ...] | None:
-        """What vehicles must share to step in one call, or None if this one cannot."""
+        """What vehicles must share to step in one call, or None if this one cannot: a car
+        whose commands wait out a dead time takes them through its own ``Vehicle``."""
         model = vehicle.config.model
-        if not NUMBA_ENABLED or model not in MODEL_IDS:
+        if not NUMBA_ENABLED or model not in MODEL_IDS or vehicle.config.actuators.delayed:
             return None
         return (model, vehicle.method, vehicle.config.physics_rate_hz)
 

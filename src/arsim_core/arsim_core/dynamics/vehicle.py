@@ -16,11 +16,14 @@ import numpy as np
 
 from .._jit import NUMBA_ENABLED, python_function
 from ..errors import ArsimError
+from .actuators import COMMAND_SLOTS, DeadTime
 from .base import VehicleModel
 from .controllers import (
+    ACCEL_APPLIED,
     ACCEL_INPUT,
     ACCEL_LIMIT,
     BRAKE,
+    BRAKE_APPLIED,
     JERK_LIMIT,
     LAST_ACCEL,
     LAST_SV,
@@ -28,11 +31,14 @@ from .controllers import (
     MODE_ACKERMANN,
     MODE_DIRECT,
     MODE_NORMALISED,
+    SPEED_APPLIED,
     SPEED_TARGET,
+    STEER_APPLIED,
     STEER_RATE_INPUT,
     STEER_TARGET,
     SV_LIMIT,
     THROTTLE,
+    THROTTLE_APPLIED,
     control,
     initial_controller,
 )
@@ -116,7 +122,9 @@ class Vehicle:
         self._compiled = self._model_id is not None and NUMBA_ENABLED
         n = len(config.model.state_names)
         pvec = pack(config.params)
-        cvec = initial_controller(config.controller, config.params)
+        actuators = config.actuators
+        cvec = initial_controller(config.controller, config.params, actuators.steering_lag,
+                                  actuators.drive_lag)
         if self._compiled:
             self._p: Any = np.array(pvec, dtype=np.float64)
             self._c: Any = np.array(cvec, dtype=np.float64)
@@ -127,6 +135,10 @@ class Vehicle:
             self._c = cvec
             self._x = [0.0] * n
             self._buf = [[0.0] * n for _ in range(5)]
+        # Commands go to ``_given``; with a dead time it is a vector of its own that the dead
+        # time line releases into the controller's, else the controller's itself (no cost).
+        self._dead_time = DeadTime(actuators) if actuators.delayed else None
+        self._given: Any = self._c if self._dead_time is None else self._c.copy()
         self._control = python_function(control)
         self._diverged = False
         self._time = 0.0
@@ -155,9 +167,18 @@ class Vehicle:
             self._x[i] = float(v)
         self._diverged = False
         self._time = 0.0
-        self._c[LAST_ACCEL] = 0.0
-        self._c[LAST_SV] = 0.0
+        c = self._c
+        c[LAST_ACCEL] = 0.0
+        c[LAST_SV] = 0.0
         self.set_ackermann(speed, 0.0)
+        if self._dead_time is not None:  # a placed car has no commands in flight
+            self._dead_time.clear()
+            for slot in COMMAND_SLOTS:
+                c[slot] = self._given[slot]
+        # and its actuators stand where this command puts them, without a lag to settle
+        c[SPEED_APPLIED] = c[SPEED_TARGET]
+        c[STEER_APPLIED] = c[STEER_TARGET]
+        c[THROTTLE_APPLIED] = c[BRAKE_APPLIED] = c[ACCEL_APPLIED] = 0.0
 
     def set_ackermann(self, speed: float, steering_angle: float,
                       steering_angle_velocity: float = 0.0, acceleration: float = 0.0,
@@ -175,7 +196,7 @@ class Vehicle:
                                 ('acceleration', acceleration), ('jerk', jerk)):
                 _finite(name, value)
         p = self._params
-        c = self._c
+        c = self._given
         c[MODE] = MODE_ACKERMANN
         c[SPEED_TARGET] = _clip(float(speed), p.longitudinal.min_speed,
                                 p.longitudinal.max_speed)
@@ -191,7 +212,7 @@ class Vehicle:
         Values are clipped to their ranges; steering 1 is the car's full left lock.
         """
         p = self._params
-        c = self._c
+        c = self._given
         c[MODE] = MODE_NORMALISED
         c[THROTTLE] = _clip(_finite('throttle', throttle), 0.0, 1.0)
         c[BRAKE] = _clip(_finite('brake', brake), 0.0, 1.0)
@@ -205,7 +226,7 @@ class Vehicle:
         """The model inputs directly: steering rate [rad/s, + left] and longitudinal
         acceleration [m/s^2], held until the next command. The model's constraints clip them
         (steering and speed limits, a_max, the power limit above the switching speed)."""
-        c = self._c
+        c = self._given
         c[MODE] = MODE_DIRECT
         c[STEER_RATE_INPUT] = _finite('steering_rate', steering_rate)
         c[ACCEL_INPUT] = _finite('acceleration', acceleration)
@@ -224,6 +245,8 @@ class Vehicle:
                                      'diverged earlier; reset() the vehicle first')
         if not self._n:
             return
+        if self._dead_time is not None:
+            self._dead_time.release(self._time, self._given, self._c)
         try:
             if self._model_id is not None:
                 ok = advance(self._model_id, self._x, self._p, self._c, self._n, self._h,
@@ -258,6 +281,8 @@ class Vehicle:
         x[:] = self._x
         p[:] = self._p
         c[:] = self._c
+        if self._given is self._c:
+            self._given = c
         self._x, self._p, self._c = x, p, c
 
     @property

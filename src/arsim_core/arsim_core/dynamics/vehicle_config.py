@@ -18,6 +18,9 @@ Layout (every key documented with units in docs/dynamics.md)::
       speed:    {kp_accelerate_forward, kp_brake_forward, kp_brake_reverse,
                  kp_accelerate_reverse}
       steering: {kp}
+    Actuators:               # optional, every key defaults to 0 (an ideal actuator)
+      steering: {dead_time, lag}   # [s]
+      drive:    {dead_time, lag}   # [s]
 
 The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are left to them; any
 other unknown key, missing key, wrong type or non-physical value raises one ConfigError of the
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..yaml_fields import Section, load_section
+from .actuators import MAX_ACTUATOR_TIME_S, ActuatorParameters
 from .base import VehicleModel
 from .controllers import ControllerGains, SpeedGains, SteeringGains
 from .integrators import INTEGRATORS
@@ -49,7 +53,8 @@ from .registry import resolve_model
 #: Top-level keys owned by other modules (sensors, spawn pose, footprint, free text).
 FOREIGN_KEYS: Final = frozenset({'Sensors', 'InitialPose', 'Footprint', 'description'})
 #: Top-level keys this loader reads.
-OWN_KEYS: Final = ('model', 'integrator', 'physics_rate_hz', 'CarParameters', 'Controller')
+OWN_KEYS: Final = ('model', 'integrator', 'physics_rate_hz', 'CarParameters', 'Controller',
+                   'Actuators')
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class VehicleConfig:
     params: CarParameters
     controller: ControllerGains
     source: str = '<memory>'  #: profile path, for messages
+    actuators: ActuatorParameters = ActuatorParameters()  #: dead times and lags (none)
 
 
 # --- value checks -------------------------------------------------------------------------------
@@ -158,6 +164,26 @@ def _controller(data: Section, rate_hz: float) -> ControllerGains:
     return ControllerGains(speed=SpeedGains(**speed), steering=SteeringGains(**steering))
 
 
+_ACTUATOR_TIME: Final = _Bounds(0.0, MAX_ACTUATOR_TIME_S)
+
+
+def _actuators(root: Section) -> ActuatorParameters:
+    """The optional ``Actuators`` section; what it leaves out is ideal (zero)."""
+    if not root.has('Actuators'):
+        return ActuatorParameters()
+    data = root.section('Actuators')
+    data.reject_unknown(('steering', 'drive'))
+    values: dict[str, float] = {}
+    for channel in ('steering', 'drive'):
+        if data.has(channel):
+            group = data.section(channel)
+            group.reject_unknown(('dead_time', 'lag'))
+            for key in ('dead_time', 'lag'):
+                if group.has(key):
+                    values[f'{channel}_{key}'] = _ACTUATOR_TIME.read(group, key)
+    return ActuatorParameters(**values)
+
+
 def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') -> VehicleConfig:
     """Validate the dynamics keys of a car profile.
 
@@ -178,7 +204,7 @@ def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') 
                          physics_rate_hz=rate,
                          params=_car_parameters(root.section('CarParameters')),
                          controller=_controller(root.section('Controller'), rate),
-                         source=source)
+                         source=source, actuators=_actuators(root))
 
 
 def load_vehicle_config_file(path: str | Path) -> VehicleConfig:

@@ -7,6 +7,10 @@ Gymnasium environment, and once per run of ``arsim-dataset generate``::
     max_steering: [0.35, 0.42]    # steering limit [rad], both sides
     max_steering_rate: [2.5, 3.2] # [rad/s]
     max_speed: [8.0, 20.0]        # [m/s]
+    steering_dead_time: [0.0, 0.03]  # actuator dead times and lags [s] (car profile: Actuators)
+    steering_lag: [0.0, 0.05]
+    drive_dead_time: [0.0, 0.03]
+    drive_lag: [0.0, 0.1]
     scan_noise_std: [0.0, 0.02]   # [m], every car's 2D LiDAR
     scan_dropout: [0.0, 0.01]     # share of beams dropped (NaN)
     start: {along: [0.0, 2.0], lateral: [-0.2, 0.2], yaw: [-0.1, 0.1]}  # [m], [m], [rad]
@@ -30,20 +34,24 @@ from typing import Any
 import numpy as np
 
 from arsim_core.dynamics import VehicleConfig
+from arsim_core.dynamics.actuators import MAX_ACTUATOR_TIME_S
 from arsim_core.engine.engine import Engine
 from arsim_core.geometry import Pose2D
 from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
 from arsim_core.yaml_fields import Section, load_section
 
-RANGE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
-              'max_steering_rate', 'max_speed', 'scan_noise_std', 'scan_dropout')
+ACTUATOR_KEYS = ('steering_dead_time', 'steering_lag', 'drive_dead_time', 'drive_lag')
+VEHICLE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
+                'max_steering_rate', 'max_speed', *ACTUATOR_KEYS)
+RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout')
 KEYS = (*RANGE_KEYS, 'start', 'opponents', 'tracks', 'random_track')
 #: Physical limits of each range: lowest, highest, and whether the lowest is excluded.
 LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True),
           'max_acceleration': (0.0, math.inf, True), 'max_steering': (0.0, math.pi / 2, True),
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
-          'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False)}
+          'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False),
+          **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_KEYS}}
 Range = tuple[float, float]
 
 
@@ -71,7 +79,7 @@ class Draw:
               cars: Collection[str] | None = None) -> None:
         """Vehicle parameters and sensor noise of ``cars`` (default: every car), from the
         profile's values."""
-        vehicle_keys = set(RANGE_KEYS[:6]) & set(self.values)
+        vehicle_keys = set(VEHICLE_KEYS) & set(self.values)
         chosen = engine.vehicles if cars is None else cars
         for name in chosen:
             if vehicle_keys:
@@ -123,7 +131,9 @@ def _vary(config: VehicleConfig, values: Mapping[str, float]) -> VehicleConfig:
         longitudinal = dataclasses.replace(longitudinal, max_speed=values['max_speed'])
     params = dataclasses.replace(p, body=body, tyre=tyre, steering=steering,
                                  longitudinal=longitudinal)
-    return dataclasses.replace(config, params=params)
+    actuators = dataclasses.replace(config.actuators, **{
+        key: values[key] for key in ACTUATOR_KEYS if key in values})
+    return dataclasses.replace(config, params=params, actuators=actuators)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,104 @@
+"""How late and how slowly a car's actuators follow its commands: dead time and first-order lag.
+
+A real car does not obey a command in the frame it arrives: the servo and the motor controller
+see it after a dead time (bus, firmware, PWM period) and then move towards it with a lag. Both
+are rules of the car, so they live here, under every face: a command given through ROS, the
+Gymnasium environment or the dataset runner goes through the same :class:`DeadTime` line and
+the same lag of the controller kernel (:func:`.controllers.control`).
+
+- **Dead time** [s]: a command given before the step at sim time ``t`` reaches the actuators at
+  the first step at or after ``t + dead_time``; so it is exact in whole frames and at most one
+  frame late otherwise. Steering and drive have one each; a change of command interface
+  (Ackermann, normalised, direct) arrives with the drive's.
+- **Lag** [s]: the time constant of a first-order filter between the command that arrived and
+  the target the controllers track (steering angle; speed, throttle and brake, or the direct
+  acceleration input), integrated exactly at every physics sub-step. A direct steering *rate*
+  has no servo position to lag and passes unfiltered.
+
+Both zero (the default) is the ideal car of earlier releases, at no cost.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import MutableSequence, Sequence
+from dataclasses import dataclass
+
+from .controllers import (
+    ACCEL_INPUT,
+    ACCEL_LIMIT,
+    BRAKE,
+    JERK_LIMIT,
+    MODE,
+    SPEED_TARGET,
+    STEER_RATE_INPUT,
+    STEER_TARGET,
+    SV_LIMIT,
+    THROTTLE,
+)
+
+#: The controller-vector entries a steering command sets, and those a drive command sets.
+STEERING_SLOTS = (STEER_TARGET, SV_LIMIT, STEER_RATE_INPUT)
+DRIVE_SLOTS = (MODE, SPEED_TARGET, ACCEL_LIMIT, JERK_LIMIT, THROTTLE, BRAKE, ACCEL_INPUT)
+COMMAND_SLOTS = STEERING_SLOTS + DRIVE_SLOTS
+#: The longest dead time or lag a profile or a randomisation may give [s]: beyond, no actuator.
+MAX_ACTUATOR_TIME_S = 10.0
+# Sim time is a sum of float frame periods: a command due "at" a step must not miss it by an ulp.
+_TIME_TOLERANCE_S = 1e-9
+
+
+@dataclass(frozen=True)
+class ActuatorParameters:
+    """Dead times and lag time constants of one car [s] (``Actuators`` in the car profile)."""
+
+    steering_dead_time: float = 0.0
+    steering_lag: float = 0.0
+    drive_dead_time: float = 0.0
+    drive_lag: float = 0.0
+
+    @property
+    def delayed(self) -> bool:
+        """Whether commands need a dead-time line at all."""
+        return self.steering_dead_time > 0.0 or self.drive_dead_time > 0.0
+
+
+class DeadTime:
+    """The commands given to a car, released to its controller dead-time seconds later.
+
+    Each step pushes the command as given so far with the vehicle's clock, then writes into the
+    controller vector, for steering and for drive, the newest command at least that channel's
+    dead time old. Before any command is old enough the controller keeps what it had (the
+    reset's hold-speed, straight-wheels target)."""
+
+    def __init__(self, actuators: ActuatorParameters) -> None:
+        self._channels = ((actuators.steering_dead_time, STEERING_SLOTS),
+                          (actuators.drive_dead_time, DRIVE_SLOTS))
+        self._longest = max(actuators.steering_dead_time, actuators.drive_dead_time)
+        self._given: deque[tuple[float, tuple[float, ...]]] = deque()
+
+    def clear(self) -> None:
+        """Forget every command in flight (the car was placed anew)."""
+        self._given.clear()
+
+    def release(self, now: float, given: Sequence[float], controls: MutableSequence[float]
+                ) -> None:
+        """Book ``given`` (a controller vector holding the latest command) at ``now`` [s] and
+        write what has come through each channel by ``now`` into ``controls``."""
+        self._given.append((now, tuple(float(value) for value in given)))
+        for dead_time, slots in self._channels:
+            arrived = self._newest_before(now - dead_time)
+            if arrived is not None:
+                for slot in slots:
+                    controls[slot] = arrived[slot]
+        # Keep the newest command the slowest channel has passed; older ones never come back.
+        horizon = now - self._longest + _TIME_TOLERANCE_S
+        while len(self._given) > 1 and self._given[1][0] <= horizon:
+            self._given.popleft()
+
+    def _newest_before(self, time: float) -> tuple[float, ...] | None:
+        newest = None
+        for given_at, command in self._given:
+            if given_at > time + _TIME_TOLERANCE_S:
+                break
+            newest = command
+        return newest

@@ -1,0 +1,149 @@
+"""Actuator dead time and lag (arsim_core.dynamics.actuators): when a command reaches the car
+and how fast the actuators follow it, on a single vehicle and inside a fleet."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from arsim_core.dynamics import NUMBA_ENABLED, Vehicle, load_vehicle_config
+from arsim_core.dynamics.actuators import ActuatorParameters
+from arsim_core.dynamics.controllers import SPEED_APPLIED, STEER_APPLIED
+from arsim_core.dynamics.fleet import Fleet
+from arsim_core.errors import ArsimError
+
+FRAME_S = 0.01
+
+
+def car(profile: dict[str, Any], **actuators: dict[str, float]) -> Vehicle:
+    profile['Actuators'] = actuators
+    vehicle = Vehicle(load_vehicle_config(profile, 'car.yaml'))
+    vehicle.reset(0.0, 0.0, 0.0)
+    return vehicle
+
+
+def first_response_s(vehicle: Vehicle, read: str, frames: int = 60) -> float:
+    """Sim time of the first frame after which ``read`` (speed or steering) has moved."""
+    for frame in range(1, frames + 1):
+        vehicle.advance(FRAME_S)
+        value = vehicle.speed if read == 'speed' else vehicle.steering_angle
+        if abs(value) > 1e-9:
+            return frame * FRAME_S
+    raise AssertionError(f'{read} never moved')
+
+
+@pytest.mark.parametrize(('dead_time', 'responds_after'),
+                         [(0.0, 0.01), (0.05, 0.06), (0.045, 0.06), (0.2, 0.21)])
+def test_a_drive_command_moves_the_car_after_the_dead_time(
+        f1tenth_profile: dict[str, Any], dead_time: float, responds_after: float) -> None:
+    """A command reaches the motor at the first frame at or after its dead time has passed;
+    the car moves in the frame that follows (at most one frame late when the dead time is not
+    a whole number of frames)."""
+    vehicle = car(f1tenth_profile, drive={'dead_time': dead_time})
+    vehicle.set_ackermann(2.0, 0.0)
+    assert first_response_s(vehicle, 'speed') == pytest.approx(responds_after)
+
+
+def test_steering_and_drive_wait_out_their_own_dead_times(
+        f1tenth_profile: dict[str, Any]) -> None:
+    vehicle = car(f1tenth_profile, steering={'dead_time': 0.08}, drive={'dead_time': 0.02})
+    vehicle.set_ackermann(2.0, 0.3)
+    rolling, steering = [], []
+    for _ in range(10):
+        vehicle.advance(FRAME_S)
+        rolling.append(abs(vehicle.speed) > 0.0)
+        steering.append(abs(vehicle.steering_angle) > 0.0)
+    assert rolling == [False] * 2 + [True] * 8
+    assert steering == [False] * 8 + [True] * 2
+
+
+def test_commands_keep_their_order_and_spacing_through_the_dead_time(
+        f1tenth_profile: dict[str, Any]) -> None:
+    """Each command of a sequence arrives exactly the dead time after it was given: the speed
+    targets the controller saw are the given ones, shifted by five frames."""
+    vehicle = car(f1tenth_profile, drive={'dead_time': 0.05})
+    given = [0.5 * i for i in range(12)]
+    seen = []
+    for target in given:
+        vehicle.set_ackermann(target, 0.0)
+        vehicle.advance(FRAME_S)
+        seen.append(float(vehicle.controls[SPEED_APPLIED]))
+    assert seen == [0.0] * 5 + given[:7]
+
+
+def test_a_placed_car_has_no_command_in_flight(f1tenth_profile: dict[str, Any]) -> None:
+    vehicle = car(f1tenth_profile, drive={'dead_time': 0.1})
+    vehicle.set_ackermann(5.0, 0.0)
+    for _ in range(5):
+        vehicle.advance(FRAME_S)
+    vehicle.reset(0.0, 0.0, 0.0, speed=1.0)
+    for _ in range(20):  # past the dead time: the old 5 m/s must not arrive
+        vehicle.advance(FRAME_S)
+    assert vehicle.speed == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize('channel', ['steering', 'drive'])
+def test_the_lag_follows_a_step_as_a_first_order_filter(f1tenth_profile: dict[str, Any],
+                                                         channel: str) -> None:
+    """After one time constant the actuator has come 1 - 1/e of the way, at any sub-step."""
+    lag = 0.1
+    vehicle = car(f1tenth_profile, **{channel: {'lag': lag}})
+    target = 0.3 if channel == 'steering' else 3.0
+    vehicle.set_ackermann(*((0.0, target) if channel == 'steering' else (target, 0.0)))
+    for _ in range(round(lag / FRAME_S)):
+        vehicle.advance(FRAME_S)
+    slot = STEER_APPLIED if channel == 'steering' else SPEED_APPLIED
+    assert vehicle.controls[slot] == pytest.approx(target * (1.0 - math.exp(-1.0)), rel=1e-9)
+
+
+def test_a_lagged_car_reaches_its_command_later_than_an_ideal_one(
+        f1tenth_profile: dict[str, Any]) -> None:
+    ideal = car(dict(f1tenth_profile))
+    lagged = car(f1tenth_profile, drive={'lag': 0.3})
+    for vehicle in (ideal, lagged):
+        vehicle.set_ackermann(3.0, 0.0)
+        for _ in range(30):
+            vehicle.advance(FRAME_S)
+    assert 0.0 < lagged.speed < ideal.speed - 0.5
+
+
+@pytest.mark.skipif(not NUMBA_ENABLED, reason='fleets step compiled kernels only')
+def test_a_fleet_steps_lagged_cars_and_leaves_delayed_ones_to_themselves(
+        f1tenth_profile: dict[str, Any]) -> None:
+    """Lag runs in the shared kernel, so lagged cars still share a call; a dead time needs the
+    car's own command line, so such a car is not grouped."""
+    lagged = {name: car(dict(f1tenth_profile), drive={'lag': 0.2}) for name in ('a', 'b')}
+    alone = car(dict(f1tenth_profile), drive={'lag': 0.2})
+    delayed = car(dict(f1tenth_profile), drive={'dead_time': 0.05})
+    fleets = Fleet.group({**lagged, 'delayed': delayed})
+    assert [fleet.names for fleet in fleets] == [('a', 'b')]
+    for vehicle in (*lagged.values(), alone):
+        vehicle.set_ackermann(2.0, 0.1)
+    for _ in range(25):
+        fleets[0].advance(FRAME_S)
+        alone.advance(FRAME_S)
+    for vehicle in lagged.values():
+        assert vehicle.state.tolist() == alone.state.tolist()
+
+
+def test_no_actuators_section_is_an_ideal_car(f1tenth_profile: dict[str, Any]) -> None:
+    config = load_vehicle_config(f1tenth_profile, 'car.yaml')
+    assert config.actuators == ActuatorParameters()
+    assert not config.actuators.delayed
+
+
+@pytest.mark.parametrize(('section', 'message'), [
+    ({'steering': {'dead_time': -0.1}}, 'Actuators.steering.dead_time'),
+    ({'drive': {'lag': 'slow'}}, 'Actuators.drive.lag'),
+    ({'drive': {'delay': 0.1}}, 'delay'),
+    ({'throttle': {'lag': 0.1}}, 'throttle'),
+    ({'steering': {'lag': 60.0}}, 'Actuators.steering.lag'),
+])
+def test_a_bad_actuators_section_names_its_key(f1tenth_profile: dict[str, Any],
+                                               section: dict[str, Any], message: str) -> None:
+    f1tenth_profile['Actuators'] = section
+    with pytest.raises(ArsimError, match=message) as raised:
+        load_vehicle_config(f1tenth_profile, 'car.yaml')
+    assert 'car.yaml' in str(raised.value)

@@ -1,0 +1,90 @@
+"""Actuator dead time seen from outside: an independent node drives a step and times the response.
+
+The probe is the car's driver: it answers every scan (``wait_for_drivers``, so the pipeline's own
+latency is exactly the documented two frames, docs/dynamics-node.md), first with a standstill
+command, then with a step to 2 m/s. The first odometry that shows the car moving, against the
+scan the step answered, gives the latency; a profile's drive dead time must add to it, to within
+one frame.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ackermann_msgs.msg import AckermannDriveStamped
+from nav_msgs.msg import Odometry
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import LaserScan
+from simharness import Probe, Simulation, installed_resources
+
+from arsim_core.config.scenario import load_scenario
+
+FRAME_RATE_HZ = 40.0
+STEP_AT_S = 0.5  # the probe answers scans stamped from here on with the step
+PIPELINE_FRAMES = 2  # a driver's answer to the scan of t_k first moves the car in t_{k+2}
+
+
+def stamp_s(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+class StepProbe:
+    """Answers each scan of ``car`` with 0 m/s before ``STEP_AT_S`` and 2 m/s after; notes the
+    stamp of the first scan answered with the step and of the first odometry in motion."""
+
+    def __init__(self, sim: Simulation, car: str) -> None:
+        names = load_scenario(sim.settings_file, installed_resources()).car(car).names
+        self.probe = Probe(sim.domain_id, 'latency_probe')
+        node = self.probe.node
+        self.drive = node.create_publisher(AckermannDriveStamped, names.drive_topic, 10)
+        self.stepped_at: float | None = None
+        self.moving_at: float | None = None
+        node.create_subscription(LaserScan, names.sensor_topics['scan'], self.on_scan,
+                                 qos_profile_sensor_data)
+        node.create_subscription(Odometry, names.odom_topic, self.on_odom,
+                                 qos_profile_sensor_data)
+
+    def on_scan(self, scan: LaserScan) -> None:
+        command = AckermannDriveStamped()
+        command.header.stamp = scan.header.stamp
+        t = stamp_s(scan.header.stamp)
+        if t >= STEP_AT_S - 1e-9:
+            command.drive.speed = 2.0
+            if self.stepped_at is None:
+                self.stepped_at = t
+        self.drive.publish(command)
+
+    def on_odom(self, odom: Odometry) -> None:
+        if self.moving_at is None and odom.twist.twist.linear.x > 1e-6:
+            self.moving_at = stamp_s(odom.header.stamp)
+
+    def latency_s(self, sim: Simulation) -> float:
+        assert self.probe.spin_until(lambda: self.moving_at is not None, 60.0), sim.log
+        assert self.stepped_at is not None
+        return self.moving_at - self.stepped_at
+
+
+def profile_with(folder: Path, actuators: str) -> Path:
+    """config/cars/f1tenth.yaml with an ``Actuators`` section (flow YAML) and its scan at the
+    frame rate, so every frame has a scan to answer."""
+    text = (installed_resources() / 'config' / 'cars' / 'f1tenth.yaml').read_text()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / 'car.yaml'
+    path.write_text(f'{text}\nActuators: {actuators}\n')
+    return path
+
+
+def test_a_drive_step_reaches_the_odometry_after_the_dead_time(simulation, tmp_path) -> None:
+    dead_time_s = 0.1  # four frames
+    profile = profile_with(tmp_path / 'profiles', f'{{drive: {{dead_time: {dead_time_s}}}}}')
+    sim = simulation(settings={
+        'simulation': {'frame_rate_hz': FRAME_RATE_HZ, 'wait_for_drivers': True},
+        'cars': [{'name': 'ego', 'profile': str(profile)}]})
+    probe = StepProbe(sim, 'ego')
+    try:
+        latency = probe.latency_s(sim)
+    finally:
+        probe.probe.close()
+    frame = 1.0 / FRAME_RATE_HZ
+    expected = PIPELINE_FRAMES * frame + dead_time_s
+    assert abs(latency - expected) <= frame + 1e-6, (latency, expected)

@@ -20,6 +20,9 @@ MakeVector = Callable[..., RaceVectorEnv]
 JITTER = {'start': {'along': [0.0, 1.0], 'lateral': [-0.2, 0.2], 'yaw': [-0.1, 0.1]}}
 NO_NOISE = {'friction': [0.8, 1.1], 'mass_scale': [0.9, 1.1], 'max_speed': [5.0, 20.0],
             **JITTER}
+# late, lagging and noisy actuators: command noise draws from each race's own stream
+ACTUATORS = {'steering_noise_std': [0.01, 0.02], 'drive_noise_std': [0.1, 0.2],
+             'drive_dead_time': [0.02, 0.05], 'steering_lag': [0.02, 0.05], **JITTER}
 # the same single-car race on each path: N ghost cars in one engine, or N RaceEnvs
 PATHS = {'batched': {},
          'separate-2-cars': {'num_cars': 2, 'opponents': 'none'},
@@ -91,7 +94,8 @@ def test_reset_seed_gives_each_env_its_own_episode(make_vector: MakeVector, refe
         vector.reset(seed=[1, 2])
 
 
-@pytest.mark.parametrize('randomization', [None, NO_NOISE], ids=['plain', 'randomized'])
+@pytest.mark.parametrize('randomization', [None, NO_NOISE, ACTUATORS],
+                         ids=['plain', 'randomized', 'actuators'])
 @pytest.mark.parametrize('path', ['batched', 'separate-2-cars'])
 def test_env_i_behaves_as_a_single_env_seeded_s_plus_i(make_vector: MakeVector,
                                                       make_env: MakeEnv, path: str,

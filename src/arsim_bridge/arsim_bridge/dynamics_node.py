@@ -40,7 +40,7 @@ class DynamicsNode(CountingNode):
         super().__init__('dynamics', **node_options)
         scenario = declare_scenario(self)
         self.car = declare_car(self, scenario)
-        self.vehicle = Vehicle(self.car.profile.vehicle)
+        self.vehicle = Vehicle(self.car.profile.vehicle, scenario.seed, self.car.index)
         self.scenario = scenario
         self.world_frame = scenario.topic_map.world_frame
         self.start_pose = self.car.pose

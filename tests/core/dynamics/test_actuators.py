@@ -1,16 +1,23 @@
-"""Actuator dead time and lag (arsim_core.dynamics.actuators): when a command reaches the car
-and how fast the actuators follow it, on a single vehicle and inside a fleet."""
+"""Actuator dead time, lag and command noise (arsim_core.dynamics.actuators): when a command
+reaches the car, how fast the actuators follow it and how exactly, on a single vehicle and
+inside a fleet."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from arsim_core.dynamics import NUMBA_ENABLED, Vehicle, load_vehicle_config
 from arsim_core.dynamics.actuators import ActuatorParameters
-from arsim_core.dynamics.controllers import SPEED_APPLIED, STEER_APPLIED
+from arsim_core.dynamics.controllers import (
+    SPEED_APPLIED,
+    SPEED_TARGET,
+    STEER_APPLIED,
+    STEER_TARGET,
+)
 from arsim_core.dynamics.fleet import Fleet
 from arsim_core.errors import ArsimError
 
@@ -140,6 +147,7 @@ def test_no_actuators_section_is_an_ideal_car(f1tenth_profile: dict[str, Any]) -
     ({'drive': {'delay': 0.1}}, 'delay'),
     ({'throttle': {'lag': 0.1}}, 'throttle'),
     ({'steering': {'lag': 60.0}}, 'Actuators.steering.lag'),
+    ({'drive': {'noise_std': -0.1}}, 'Actuators.drive.noise_std'),
 ])
 def test_a_bad_actuators_section_names_its_key(f1tenth_profile: dict[str, Any],
                                                section: dict[str, Any], message: str) -> None:
@@ -147,3 +155,55 @@ def test_a_bad_actuators_section_names_its_key(f1tenth_profile: dict[str, Any],
     with pytest.raises(ArsimError, match=message) as raised:
         load_vehicle_config(f1tenth_profile, 'car.yaml')
     assert 'car.yaml' in str(raised.value)
+
+
+def noisy_targets(profile: dict[str, Any], seed: int, commands: int = 2000
+                  ) -> list[tuple[float, float]]:
+    profile['Actuators'] = {'steering': {'noise_std': 0.01}, 'drive': {'noise_std': 0.2}}
+    vehicle = Vehicle(load_vehicle_config(profile, 'car.yaml'), seed, car_index=1)
+    targets = []
+    for _ in range(commands):
+        vehicle.set_ackermann(3.0, 0.1)
+        targets.append((float(vehicle.controls[SPEED_TARGET]),
+                        float(vehicle.controls[STEER_TARGET])))
+    return targets
+
+
+def test_command_noise_has_its_spread_and_repeats_with_the_seed(
+        f1tenth_profile: dict[str, Any]) -> None:
+    targets = noisy_targets(dict(f1tenth_profile), seed=7)
+    speeds, angles = (np.array(column) for column in zip(*targets, strict=True))
+    assert speeds.mean() == pytest.approx(3.0, abs=0.02)
+    assert speeds.std() == pytest.approx(0.2, rel=0.1)
+    assert angles.mean() == pytest.approx(0.1, abs=0.001)
+    assert angles.std() == pytest.approx(0.01, rel=0.1)
+    assert noisy_targets(dict(f1tenth_profile), seed=7) == targets
+    assert noisy_targets(dict(f1tenth_profile), seed=8) != targets
+
+
+def test_a_standstill_command_stays_exact_under_drive_noise(
+        f1tenth_profile: dict[str, Any]) -> None:
+    vehicle = car(f1tenth_profile, drive={'noise_std': 0.5})
+    for _ in range(50):
+        vehicle.set_ackermann(0.0, 0.0)
+        vehicle.advance(FRAME_S)
+    assert vehicle.speed == 0.0
+
+
+def test_reseeding_repeats_the_noise_of_a_car(f1tenth_profile: dict[str, Any]) -> None:
+    vehicle = car(f1tenth_profile, steering={'noise_std': 0.05})
+    draws = []
+    for _ in range(2):
+        vehicle.reseed(3, 0)
+        vehicle.set_normalised(0.5, 0.0, 0.2)
+        draws.append(float(vehicle.controls[STEER_TARGET]))
+    vehicle.reseed(3, 1)  # another car of the same run: another stream
+    vehicle.set_normalised(0.5, 0.0, 0.2)
+    assert draws[0] == draws[1] != float(vehicle.controls[STEER_TARGET])
+
+
+def test_a_placed_noisy_car_holds_its_speed_with_straight_wheels(
+        f1tenth_profile: dict[str, Any]) -> None:
+    vehicle = car(f1tenth_profile, steering={'noise_std': 0.05}, drive={'noise_std': 0.5})
+    vehicle.reset(0.0, 0.0, 0.0, speed=2.0)
+    assert (vehicle.controls[SPEED_TARGET], vehicle.controls[STEER_TARGET]) == (2.0, 0.0)

@@ -1,21 +1,28 @@
-"""How late and how slowly a car's actuators follow its commands: dead time and first-order lag.
+"""How late, how slowly and how exactly a car's actuators follow its commands: dead time,
+command noise and first-order lag.
 
 A real car does not obey a command in the frame it arrives: the servo and the motor controller
-see it after a dead time (bus, firmware, PWM period) and then move towards it with a lag. Both
-are rules of the car, so they live here, under every face: a command given through ROS, the
-Gymnasium environment or the dataset runner goes through the same :class:`DeadTime` line and
-the same lag of the controller kernel (:func:`.controllers.control`).
+see it after a dead time (bus, firmware, PWM period), hit it only to within their resolution and
+move towards it with a lag. These are rules of the car, so they live here and in ``Vehicle``,
+under every face: a command given through ROS, the Gymnasium environment or the dataset runner
+draws the same noise, goes through the same :class:`DeadTime` line and the same lag of the
+controller kernel (:func:`.controllers.control`).
 
 - **Dead time** [s]: a command given before the step at sim time ``t`` reaches the actuators at
   the first step at or after ``t + dead_time``; so it is exact in whole frames and at most one
   frame late otherwise. Steering and drive have one each; a change of command interface
   (Ackermann, normalised, direct) arrives with the drive's.
+- **Noise**: every command a car is given is off by a normal draw of standard deviation
+  ``noise_std``, before it is clipped to the car's limits: [rad] on the steering angle, and on
+  the drive in the command's own unit (an Ackermann speed [m/s], a direct acceleration
+  [m/s^2], the pressed pedal of a normalised command [0-1]). The draws come from the car's
+  own stream of the run seed (:func:`command_noise`), so a run repeats exactly.
 - **Lag** [s]: the time constant of a first-order filter between the command that arrived and
   the target the controllers track (steering angle; speed, throttle and brake, or the direct
   acceleration input), integrated exactly at every physics sub-step. A direct steering *rate*
   has no servo position to lag and passes unfiltered.
 
-Both zero (the default) is the ideal car of earlier releases, at no cost.
+All zero (the default) is the ideal car of earlier releases, at no cost.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from .controllers import (
     ACCEL_INPUT,
@@ -43,6 +52,9 @@ DRIVE_SLOTS = (MODE, SPEED_TARGET, ACCEL_LIMIT, JERK_LIMIT, THROTTLE, BRAKE, ACC
 COMMAND_SLOTS = STEERING_SLOTS + DRIVE_SLOTS
 #: The longest dead time or lag a profile or a randomisation may give [s]: beyond, no actuator.
 MAX_ACTUATOR_TIME_S = 10.0
+#: Where a car's command noise stream sits among its noise streams: past every sensor index
+#: (``arsim_core.sensors.computed.noise`` draws sensor ``i`` of car ``c`` from [seed, c, i]).
+COMMAND_NOISE_STREAM = 1 << 16
 # Sim time is a sum of float frame periods: a command due "at" a step must not miss it by an ulp.
 _TIME_TOLERANCE_S = 1e-9
 
@@ -53,13 +65,26 @@ class ActuatorParameters:
 
     steering_dead_time: float = 0.0
     steering_lag: float = 0.0
+    steering_noise_std: float = 0.0  #: [rad]
     drive_dead_time: float = 0.0
     drive_lag: float = 0.0
+    drive_noise_std: float = 0.0  #: in the drive command's unit
+
+    @property
+    def noisy(self) -> bool:
+        """Whether commands get noise at all."""
+        return self.steering_noise_std > 0.0 or self.drive_noise_std > 0.0
 
     @property
     def delayed(self) -> bool:
         """Whether commands need a dead-time line at all."""
         return self.steering_dead_time > 0.0 or self.drive_dead_time > 0.0
+
+
+def command_noise(seed: int, car_index: int) -> np.random.Generator:
+    """The stream of command noise of the car ``car_index`` of its race, in a run seeded
+    ``seed``."""
+    return np.random.default_rng([seed, car_index, COMMAND_NOISE_STREAM])
 
 
 class DeadTime:

@@ -96,9 +96,10 @@ class Fleet:
     @staticmethod
     def key(vehicle: Vehicle) -> tuple[object, ...] | None:
         """What vehicles must share to step in one call, or None if this one cannot: a car
-        whose commands wait out a dead time takes them through its own ``Vehicle``."""
-        model = vehicle.config.model
-        if not NUMBA_ENABLED or model not in MODEL_IDS or vehicle.config.actuators.delayed:
+        whose commands wait out a dead time or draw noise takes them through its own
+        ``Vehicle``."""
+        model, actuators = vehicle.config.model, vehicle.config.actuators
+        if not NUMBA_ENABLED or model not in MODEL_IDS or actuators.delayed or actuators.noisy:
             return None
         return (model, vehicle.method, vehicle.config.physics_rate_hz)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._jit import NUMBA_ENABLED, python_function
 from ..errors import ArsimError
-from .actuators import COMMAND_SLOTS, DeadTime
+from .actuators import COMMAND_SLOTS, DeadTime, command_noise
 from .base import VehicleModel
 from .controllers import (
     ACCEL_APPLIED,
@@ -111,7 +111,9 @@ class Vehicle:
     (``config.model.reference_point``: rear axle for KS, centre of gravity for ST/STD).
     """
 
-    def __init__(self, config: VehicleConfig) -> None:
+    def __init__(self, config: VehicleConfig, seed: int = 0, car_index: int = 0) -> None:
+        """A vehicle of ``config``; its command noise (if the profile gives one) draws from
+        the stream of car ``car_index`` in a run seeded ``seed`` (``reseed``)."""
         self._config = config
         self._model: type[VehicleModel] = config.model
         self._params = config.params
@@ -139,6 +141,11 @@ class Vehicle:
         # time line releases into the controller's, else the controller's itself (no cost).
         self._dead_time = DeadTime(actuators) if actuators.delayed else None
         self._given: Any = self._c if self._dead_time is None else self._c.copy()
+        self._steering_noise = actuators.steering_noise_std
+        self._drive_noise = actuators.drive_noise_std
+        self._noise: np.random.Generator | None = None
+        if actuators.noisy:
+            self.reseed(seed, car_index)
         self._control = python_function(control)
         self._diverged = False
         self._time = 0.0
@@ -170,7 +177,7 @@ class Vehicle:
         c = self._c
         c[LAST_ACCEL] = 0.0
         c[LAST_SV] = 0.0
-        self.set_ackermann(speed, 0.0)
+        self._give_ackermann(speed, 0.0)  # exact: a placement is not a command
         if self._dead_time is not None:  # a placed car has no commands in flight
             self._dead_time.clear()
             for slot in COMMAND_SLOTS:
@@ -179,6 +186,25 @@ class Vehicle:
         c[SPEED_APPLIED] = c[SPEED_TARGET]
         c[STEER_APPLIED] = c[STEER_TARGET]
         c[THROTTLE_APPLIED] = c[BRAKE_APPLIED] = c[ACCEL_APPLIED] = 0.0
+
+    def reseed(self, seed: int, car_index: int) -> None:
+        """Command noise afresh from the stream of car ``car_index`` in a run seeded
+        ``seed`` (``actuators.command_noise``); nothing to do for a car without noise."""
+        if self._config.actuators.noisy:
+            self._noise = command_noise(seed, car_index)
+
+    def _steering_with_noise(self, steering_angle: float) -> float:
+        """A commanded steering angle [rad] off by this car's steering noise."""
+        if self._noise is None or self._steering_noise <= 0.0:
+            return steering_angle
+        return steering_angle + self._steering_noise * float(self._noise.standard_normal())
+
+    def _drive_with_noise(self, value: float) -> float:
+        """A drive command (speed, pedal or acceleration) off by this car's drive noise; a
+        zero command (stand still, pedal released) stays exact, as a real one does."""
+        if self._noise is None or self._drive_noise <= 0.0 or value == 0.0:
+            return value
+        return value + self._drive_noise * float(self._noise.standard_normal())
 
     def set_ackermann(self, speed: float, steering_angle: float,
                       steering_angle_velocity: float = 0.0, acceleration: float = 0.0,
@@ -195,6 +221,15 @@ class Vehicle:
                                 ('steering_angle_velocity', steering_angle_velocity),
                                 ('acceleration', acceleration), ('jerk', jerk)):
                 _finite(name, value)
+        if self._noise is not None:
+            steering_angle = self._steering_with_noise(steering_angle)
+            speed = self._drive_with_noise(speed)
+        self._give_ackermann(speed, steering_angle, steering_angle_velocity, acceleration, jerk)
+
+    def _give_ackermann(self, speed: float, steering_angle: float,
+                        steering_angle_velocity: float = 0.0, acceleration: float = 0.0,
+                        jerk: float = 0.0) -> None:
+        """A checked Ackermann command as given, targets clipped to the car's limits."""
         p = self._params
         c = self._given
         c[MODE] = MODE_ACKERMANN
@@ -214,10 +249,17 @@ class Vehicle:
         p = self._params
         c = self._given
         c[MODE] = MODE_NORMALISED
-        c[THROTTLE] = _clip(_finite('throttle', throttle), 0.0, 1.0)
-        c[BRAKE] = _clip(_finite('brake', brake), 0.0, 1.0)
+        throttle, brake = _finite('throttle', throttle), _finite('brake', brake)
         s = _clip(_finite('steering', steering), -1.0, 1.0)
-        c[STEER_TARGET] = s * p.steering.max_angle if s >= 0.0 else -s * p.steering.min_angle
+        angle = s * p.steering.max_angle if s >= 0.0 else -s * p.steering.min_angle
+        if self._noise is not None:
+            angle = _clip(self._steering_with_noise(angle), p.steering.min_angle,
+                          p.steering.max_angle)
+            throttle = self._drive_with_noise(_clip(throttle, 0.0, 1.0))
+            brake = self._drive_with_noise(_clip(brake, 0.0, 1.0))
+        c[THROTTLE] = _clip(throttle, 0.0, 1.0)
+        c[BRAKE] = _clip(brake, 0.0, 1.0)
+        c[STEER_TARGET] = angle
         c[SV_LIMIT] = 0.0
         c[ACCEL_LIMIT] = 0.0
         c[JERK_LIMIT] = 0.0
@@ -229,7 +271,7 @@ class Vehicle:
         c = self._given
         c[MODE] = MODE_DIRECT
         c[STEER_RATE_INPUT] = _finite('steering_rate', steering_rate)
-        c[ACCEL_INPUT] = _finite('acceleration', acceleration)
+        c[ACCEL_INPUT] = self._drive_with_noise(_finite('acceleration', acceleration))
 
     def advance(self, dt: float) -> None:
         """Simulate ``dt`` seconds in ceil(dt * physics_rate_hz) equal sub-steps.

@@ -19,8 +19,8 @@ Layout (every key documented with units in docs/dynamics.md)::
                  kp_accelerate_reverse}
       steering: {kp}
     Actuators:               # optional, every key defaults to 0 (an ideal actuator)
-      steering: {dead_time, lag}   # [s]
-      drive:    {dead_time, lag}   # [s]
+      steering: {dead_time, lag, noise_std}   # [s], [s], [rad]
+      drive:    {dead_time, lag, noise_std}   # [s], [s], the command's unit
 
 The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are left to them; any
 other unknown key, missing key, wrong type or non-physical value raises one ConfigError of the
@@ -177,10 +177,11 @@ def _actuators(root: Section) -> ActuatorParameters:
     for channel in ('steering', 'drive'):
         if data.has(channel):
             group = data.section(channel)
-            group.reject_unknown(('dead_time', 'lag'))
-            for key in ('dead_time', 'lag'):
+            group.reject_unknown(('dead_time', 'lag', 'noise_std'))
+            for key, bounds in (('dead_time', _ACTUATOR_TIME), ('lag', _ACTUATOR_TIME),
+                                ('noise_std', NON_NEGATIVE)):
                 if group.has(key):
-                    values[f'{channel}_{key}'] = _ACTUATOR_TIME.read(group, key)
+                    values[f'{channel}_{key}'] = bounds.read(group, key)
     return ActuatorParameters(**values)
 
 

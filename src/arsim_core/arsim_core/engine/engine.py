@@ -101,9 +101,10 @@ class Engine:
         self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
             abs(c.params.longitudinal.min_speed), c.params.longitudinal.max_speed)
             for name, c in self.configs.items()}
+        self.command_seed = seed  # the run seed the vehicles' command noise draws from
         self.vehicles: dict[str, Vehicle] = {
-            car.name: Vehicle(self.configs[car.name]) for car in scenario.cars
-            if dynamics and not car.external_dynamics}
+            car.name: Vehicle(self.configs[car.name], seed, self._name_index[car.name])
+            for car in scenario.cars if dynamics and not car.external_dynamics}
         self._group_vehicles()
         self.world: TrackWorld | None = None
         self.ready: Mapping[str, object] = {}  # the backend's and the track's names
@@ -252,6 +253,10 @@ class Engine:
         if seed is not None and isinstance(self.renderer, InProcessRenderer):
             self.renderer.reseed(seed)
         self.computed.reset(seed)
+        if seed is not None:
+            self.command_seed = seed
+            for name, vehicle in self.vehicles.items():
+                vehicle.reseed(seed, self._name_index[name])
         self.step, self.time_ns, self.race_start_ns = 0, 0, 0
         start = {**self.referee.start_pose, **(poses or {})}
         self.referee.restart()
@@ -305,7 +310,7 @@ class Engine:
         """Give ``car`` a vehicle built from ``config`` (randomised parameters, say); it is at
         rest at the origin until ``reset`` or ``restart`` places it."""
         self.configs[car] = config
-        self.vehicles[car] = Vehicle(config)
+        self.vehicles[car] = Vehicle(config, self.command_seed, self._name_index[car])
         self._group_vehicles()
 
     def _group_vehicles(self) -> None:

@@ -11,6 +11,8 @@ Gymnasium environment, and once per run of ``arsim-dataset generate``::
     steering_lag: [0.0, 0.05]
     drive_dead_time: [0.0, 0.03]
     drive_lag: [0.0, 0.1]
+    steering_noise_std: [0.0, 0.01] # command noise [rad]; drive: in the command's unit
+    drive_noise_std: [0.0, 0.1]
     scan_noise_std: [0.0, 0.02]   # [m], every car's 2D LiDAR
     scan_dropout: [0.0, 0.01]     # share of beams dropped (NaN)
     start: {along: [0.0, 2.0], lateral: [-0.2, 0.2], yaw: [-0.1, 0.1]}  # [m], [m], [rad]
@@ -41,7 +43,8 @@ from arsim_core.track import Track, track_from_centerline
 from arsim_core.track.loaders import TrackOptions
 from arsim_core.yaml_fields import Section, load_section
 
-ACTUATOR_KEYS = ('steering_dead_time', 'steering_lag', 'drive_dead_time', 'drive_lag')
+ACTUATOR_TIME_KEYS = ('steering_dead_time', 'steering_lag', 'drive_dead_time', 'drive_lag')
+ACTUATOR_KEYS = (*ACTUATOR_TIME_KEYS, 'steering_noise_std', 'drive_noise_std')
 VEHICLE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
                 'max_steering_rate', 'max_speed', *ACTUATOR_KEYS)
 RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout')
@@ -51,7 +54,8 @@ LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True)
           'max_acceleration': (0.0, math.inf, True), 'max_steering': (0.0, math.pi / 2, True),
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
           'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False),
-          **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_KEYS}}
+          **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_TIME_KEYS},
+          'steering_noise_std': (0.0, math.inf, False), 'drive_noise_std': (0.0, math.inf, False)}
 Range = tuple[float, float]
 
 

@@ -27,7 +27,11 @@ class Action:
 @pytest.fixture
 def launch_file(monkeypatch):
     """``launch_file(**arguments)``: the launch description's declared arguments and the
-    names of the processes it starts with ``arguments``."""
+    names of the processes it starts with ``arguments``. After the test, the launch's own
+    shutdown handlers run, as ``ros2 launch`` would run them (they remove its heartbeat
+    folder)."""
+    loaded: list[list[Action]] = []
+
     def load(**arguments: str) -> tuple[list[str], list[str]]:
         declared, actions = load_actions(**arguments)
         started = [a.kwargs['name'] for a in actions
@@ -67,10 +71,21 @@ def launch_file(monkeypatch):
         description = code['generate_launch_description']()
         declared = [a.args[0] for a in description.args[0]
                     if type(a).__name__ == 'DeclareLaunchArgument']
-        return declared, code['_processes'](None)
+        loaded.append(code['_processes'](None))
+        return declared, loaded[-1]
 
     load.actions = load_actions
-    return load
+    yield load
+    stopping = types.SimpleNamespace(is_shutdown=True)
+    for actions in loaded:
+        for handler in _handlers_of(actions, 'OnShutdown'):
+            handler.kwargs['on_shutdown'](None, stopping)
+
+
+def _handlers_of(actions: list[Action], kind: str) -> list[Action]:
+    """The ``kind`` event handlers that ``actions`` register."""
+    return [h for a in actions if type(a).__name__ == 'RegisterEventHandler'
+            for h in a.args if type(h).__name__ == kind]
 
 
 def test_every_launch_argument_is_declared(launch_file) -> None:
@@ -94,9 +109,7 @@ def test_by_default_one_process_hosts_every_node(launch_file) -> None:
 
 def _handlers(actions: list[Action], kind: str) -> dict[str, Action]:
     """The ``kind`` event handlers registered, by the name of the process they watch."""
-    return {h.kwargs['target_action'].kwargs['name']: h for a in actions
-            if type(a).__name__ == 'RegisterEventHandler'
-            for h in a.args if type(h).__name__ == kind}
+    return {h.kwargs['target_action'].kwargs['name']: h for h in _handlers_of(actions, kind)}
 
 
 REQUIRED = {'backend', 'arsim_bridge', 'track_loader', 'cars_dynamics', 'cars_sensors'}
@@ -140,8 +153,7 @@ def test_a_required_process_without_a_sign_of_life_stops_the_launch(launch_file)
     started = [a for a in actions if type(a).__name__ in ('Node', 'ExecuteProcess')]
     files = {a.kwargs['name']: Path(a.kwargs['additional_env'][heartbeat.ENV]) for a in started}
     assert set(files) == {a.kwargs['name'] for a in started}
-    shutdown = [h for a in actions if type(a).__name__ == 'RegisterEventHandler'
-                for h in a.args if type(h).__name__ == 'OnShutdown']
+    shutdown = _handlers_of(actions, 'OnShutdown')
     [timer] = [a for a in actions if type(a).__name__ == 'TimerAction']
     running = types.SimpleNamespace(is_shutdown=False)
     try:

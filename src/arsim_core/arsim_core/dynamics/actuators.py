@@ -61,7 +61,8 @@ _TIME_TOLERANCE_S = 1e-9
 
 @dataclass(frozen=True)
 class ActuatorParameters:
-    """Dead times and lag time constants of one car [s] (``Actuators`` in the car profile)."""
+    """Dead times and lag time constants [s] and command noise of one car (``Actuators`` in
+    the car profile)."""
 
     steering_dead_time: float = 0.0
     steering_lag: float = 0.0

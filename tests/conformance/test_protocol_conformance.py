@@ -38,6 +38,7 @@ from conftest import (
 )
 
 from arsim_core import labels
+from arsim_core.config.sensors import COMPUTED_KINDS
 from arsim_core.protocol import framing, messages
 
 MM = 1e-3  # hand-computed ranges agree within a millimetre
@@ -86,6 +87,16 @@ def test_ready_lists_exactly_the_rendered_sensors_and_the_track(backend: Backend
         messages.ListedSensor('ego', 'scan', 'lidar2d'),
         messages.ListedSensor('ego', 'cloud', 'lidar3d'),
         messages.ListedSensor('ego', 'cam', 'camera')]), 'the computed imu is not listed'
+
+
+def test_a_sensor_of_every_computed_kind_is_taken_and_not_listed(backend: Backend) -> None:
+    """A bridge may send every sensor of a car; a backend takes each computed kind arsim knows
+    and renders none of them."""
+    computed = [{'name': kind, 'type': kind, 'rate_hz': 10.0,
+                 **({'mount': [0.0, 0.0, 0.1, 0.0, 0.0, 0.0]} if kind in ('imu', 'gnss') else {})}
+                for kind in sorted(COMPUTED_KINDS)]
+    ready = backend.configure([scan(), *computed])
+    assert list(ready.sensors) == [messages.ListedSensor('ego', 'scan', 'lidar2d')]
 
 
 def test_a_track_request_switches_the_track(backend: Backend) -> None:

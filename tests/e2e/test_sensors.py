@@ -11,7 +11,15 @@ import pytest
 import yaml
 from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
+from sensor_msgs.msg import (
+    CameraInfo,
+    Image,
+    Imu,
+    JointState,
+    LaserScan,
+    NavSatFix,
+    PointCloud2,
+)
 from simharness import Probe, installed_resources
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
@@ -38,6 +46,8 @@ SENSORS = {
     'gnss': {'type': 'gnss', 'position': [0.0, 0.0, 0.4], 'rate_hz': 10.0, 'origin': ORIGIN},
     'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 40.0},
     'truth': {'type': 'ground_truth', 'rate_hz': 40.0},
+    'encoders': {'type': 'wheel_encoders', 'rate_hz': 40.0, 'ticks_per_revolution': 4096,
+                 'track_width': 0.24},
 }
 
 
@@ -60,7 +70,7 @@ TOPICS = {'/scan': LaserScan, '/lidar': PointCloud2, '/cam/image_raw': Image,
           '/cam/camera_info': CameraInfo, '/cam/depth/image_raw': Image,
           '/cam/depth/camera_info': CameraInfo, '/cam/semantic/image_raw': Image,
           '/imu': Imu, '/gnss': NavSatFix, '/wheel_odom': Odometry, '/truth': Odometry,
-          '/ego_racecar/odom': Odometry}
+          '/encoders': JointState, '/ego_racecar/odom': Odometry}
 
 
 def test_every_sensor_publishes_its_message(sensor_sim) -> None:
@@ -153,6 +163,10 @@ def check_imu_gnss_odometry(got: dict[str, list]) -> None:
                                                              'ego_racecar/base_link')
     assert abs(wheel.pose.pose.position.x) < 1e-9  # at rest it has not moved
     assert wheel.pose.covariance[0] == pytest.approx(0.2)
+    encoders = got['/encoders'][-1]
+    assert encoders.header.frame_id == 'ego_racecar/base_link'
+    assert list(encoders.name) == ['rear_left_wheel', 'rear_right_wheel']
+    assert list(encoders.position) == list(encoders.velocity) == [0.0, 0.0]  # at rest
     odom = got['/ego_racecar/odom'][-1].pose.pose
     assert (odom.position.x, odom.position.y) == pytest.approx((pose.position.x,
                                                                 pose.position.y))

@@ -37,18 +37,24 @@ class RaceSetup:
 
 
 #: ``observe`` names of the engine's computed sensors, and their kinds
-COMPUTED = {'imu': 'imu', 'gnss': 'gnss', 'odometry': 'wheel_odometry'}
+COMPUTED = {'imu': 'imu', 'gnss': 'gnss', 'odometry': 'wheel_odometry',
+            'encoders': 'wheel_encoders'}
 BASE_LINK = Mount(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-def computed_spec(key: str, sensors: Sequence[SensorSpec], rate: float) -> SensorSpec:
+def computed_spec(key: str, sensors: Sequence[SensorSpec], rate: float,
+                  source: str = 'the car profile') -> SensorSpec:
     """The car's first computed sensor of ``key``'s kind, else a noiseless one at base_link
     (a GNSS anchored at latitude 0, longitude 0): observing a car's IMU needs no profile of
-    its own."""
+    its own. Wheel encoders have no such default: their resolution and track are the car's."""
     kind = COMPUTED[key]
     for spec in sensors:
         if spec.kind == kind:
             return dataclasses.replace(spec, rate_hz=rate)
+    if kind == 'wheel_encoders':
+        msg = (f'{source}: Sensors: observing {key!r} needs a wheel_encoders sensor in the car '
+               f'profile (its ticks_per_revolution, gear_ratio and track_width)')
+        raise ConfigError(msg)
     if kind == 'imu':
         return ImuSpec(name=key, mount=BASE_LINK, rate_hz=rate)
     if kind == 'gnss':
@@ -139,8 +145,8 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
         sensors = tuple(dataclasses.replace(s, rate_hz=rate) for s in car.profile.sensors
                         if s.name in wanted and s.rendered)
         if scanned:
-            extra = [computed_spec(key, car.profile.sensors, rate) for key in observe
-                     if key in COMPUTED]
+            extra = [computed_spec(key, car.profile.sensors, rate, car.profile.source)
+                     for key in observe if key in COMPUTED]
             sensors += tuple(extra)
             for key, spec in zip([k for k in observe if k in COMPUTED], extra, strict=True):
                 computed[key] = (spec.name, spec.kind)

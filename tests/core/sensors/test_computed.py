@@ -170,3 +170,26 @@ def test_frame_meta_describes_the_computed_frames(scenario) -> None:
     meta = sensors.frame_meta(['ego/imu', 'opp/gnss', 'ego/scan'], 75_000_000)
     assert set(meta) == {'ego/imu', 'opp/gnss'}
     assert meta['opp/gnss'] == ('opp', 'gnss', 'gnss', 'gnss', 75_000_000)
+
+
+def test_wheel_encoders_integrate_every_frame_and_read_when_due(make_scenario, tmp_path,
+                                                                 repo_root) -> None:
+    """Due every fourth frame, the encoders still roll in every frame: at 2 m/s, by frame 20
+    (0.5 s) each wheel has rolled 1 m on the f1tenth car's wheels."""
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors']['encoders'] = {'type': 'wheel_encoders', 'rate_hz': 10.0,
+                                      'ticks_per_revolution': 512, 'gear_ratio': 2.0,
+                                      'track_width': 0.24}
+    path = tmp_path / 'encoder_car.yaml'
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    sensors = ComputedSensors(make_scenario(cars=('ego',), profile=str(path)))
+    straight = CarState(0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    frames = [sensors.compute(k, k * PERIOD_NS, {'ego': straight}) for k in range(24)]
+    assert [k for k, frame in enumerate(frames) if 'ego/encoders' in frame] == [0, 4, 8, 12,
+                                                                               16, 20]
+    radius = profile['CarParameters']['tyre']['wheel_radius']
+    ticks = math.floor(2.0 * 20 * PERIOD_NS * 1e-9 / (2.0 * math.pi * radius) * 1024)
+    values = frames[20]['ego/encoders']
+    assert values.shape == (len(LAYOUTS['wheel_encoders']),)
+    assert values[:2].tolist() == [ticks, ticks]
+    assert values[4:].tolist() == pytest.approx([2.0 / radius] * 2)

@@ -11,6 +11,7 @@ from arsim_core.geometry import rotation_matrix
 from arsim_core.sensors.geodesy import ecef_to_geodetic, enu_to_geodetic, geodetic_to_ecef
 from arsim_core.sensors.kinematics import (
     PlanarState,
+    WheelEncoders,
     WheelOdometry,
     body_acceleration,
     specific_force,
@@ -64,3 +65,29 @@ def test_wheel_odometry_integrates_like_vesc_to_odom() -> None:
     assert odometry.x == pytest.approx(radius * math.sin(odometry.yaw), abs=5e-3)
     assert odometry.y == pytest.approx(radius * (1 - math.cos(odometry.yaw)), abs=5e-3)
     assert WheelOdometry(0.33).step(0, 0.04, 0.3) == (0.0, 0.0)  # VESC's standstill band
+
+
+def test_wheel_encoders_count_the_whole_ticks_each_rear_wheel_turned() -> None:
+    """1 s at 2 m/s turning left at 0.5 rad/s: the inner (left) wheel rolls 1.94 m, the outer
+    2.06 m; with 5 cm wheels and 100 ticks a revolution each counts its whole ticks."""
+    encoders = WheelEncoders(track_width=0.24, wheel_radius=0.05,
+                             ticks_per_wheel_revolution=100.0)
+    for k in range(101):  # 100 Hz
+        encoders.advance(k * 10_000_000, 2.0, 0.5)
+    left, right, angle_left, angle_right, rate_left, rate_right = encoders.reading()
+    turn = 2.0 * math.pi * 0.05
+    assert (left, right) == (math.floor(1.94 / turn * 100), math.floor(2.06 / turn * 100))
+    assert (angle_left, angle_right) == pytest.approx((left * 2 * math.pi / 100,
+                                                      right * 2 * math.pi / 100), rel=1e-15)
+    assert (rate_left, rate_right) == pytest.approx((1.94 / 0.05, 2.06 / 0.05))
+
+
+def test_wheel_encoders_count_down_in_reverse_and_hold_still_at_rest() -> None:
+    encoders = WheelEncoders(track_width=0.3, wheel_radius=0.1, ticks_per_wheel_revolution=64.0)
+    encoders.advance(0, 0.0, 0.0)
+    encoders.advance(500_000_000, 0.0, 0.0)
+    assert encoders.reading()[:2] == (0.0, 0.0)
+    for k in range(2, 12):
+        encoders.advance(k * 250_000_000, -1.0, 0.0)
+    ticks = encoders.reading()[0]
+    assert ticks == math.floor(-1.0 * 2.25 / (2.0 * math.pi * 0.1) * 64.0) < 0

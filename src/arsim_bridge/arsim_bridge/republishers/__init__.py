@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from arsim_bridge.republishers.base import Republisher, SensorContext
 from arsim_bridge.republishers.camera import CameraRepublisher
 from arsim_bridge.republishers.cones import ConesRepublisher
+from arsim_bridge.republishers.encoders import WheelEncodersRepublisher
 from arsim_bridge.republishers.gnss import GnssRepublisher
 from arsim_bridge.republishers.imu import ImuRepublisher
 from arsim_bridge.republishers.lidar import CloudRepublisher, ScanRepublisher
@@ -21,6 +22,7 @@ REPUBLISHERS: Mapping[str, Callable[[SensorContext], Republisher]] = {
     'imu': ImuRepublisher,
     'gnss': GnssRepublisher,
     'wheel_odometry': WheelOdometryRepublisher,
+    'wheel_encoders': WheelEncodersRepublisher,
     'ground_truth': GroundTruthRepublisher,
     'objects': ObjectsRepublisher,
     'cones': ConesRepublisher,

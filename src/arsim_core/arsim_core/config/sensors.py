@@ -5,7 +5,8 @@ Each entry is one sensor, named by its key, with a ``type`` that picks its parse
 - rendered by the backend from the scene: ``lidar2d`` (LaserScan), ``lidar3d`` (organised
   PointCloud2), ``camera`` (rgb8 / 32FC1 depth / mono8 semantic Image + CameraInfo);
 - computed by the car's republisher from the ground-truth state, no rendering: ``imu``,
-  ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry), and
+  ``gnss`` (NavSatFix), ``wheel_odometry`` and ``ground_truth`` (nav_msgs/Odometry),
+  ``wheel_encoders`` (sensor_msgs/JointState of the rear wheels' encoder angles), and
   ``objects`` (vision_msgs/Detection3DArray: cones and other cars around the car) and
   ``cones`` (eufs_msgs/ConeArrayWithCovariance: the placed cones around the car, by colour).
 
@@ -30,6 +31,7 @@ TWO_PI = 2.0 * math.pi
 MAX_IMAGE_SIDE = 16384
 MAX_CAMERA_BYTES = 1 << 30
 MAX_LIDAR_POINTS = 1 << 22
+MAX_ENCODER_TICKS = 1 << 24  # per revolution: far beyond any optical encoder's
 CAMERA_OUTPUTS = ('rgb', 'depth', 'semantic')
 # Bytes per pixel: what each output sends, plus the colour, depth and label targets rendered.
 _OUTPUT_BYTES = {'rgb': 3, 'depth': 4, 'semantic': 1}
@@ -230,6 +232,33 @@ class WheelOdometrySpec:
 
 
 @dataclass(frozen=True)
+class WheelEncodersSpec:
+    """Incremental encoders on the two rear wheels: whole ticks counted since the car's first
+    sample, ``ticks_per_revolution`` of the encoder's shaft turning ``gear_ratio`` times per
+    wheel revolution (so ticks = ticks_per_revolution x gear_ratio x wheel revolutions, as in
+    the AutoDRIVE twins), the wheels ``track_width`` apart rolling without slip."""
+
+    name: str
+    rate_hz: float
+    ticks_per_revolution: int
+    gear_ratio: float
+    track_width: float  # [m]
+    joint_names: tuple[str, str] = ('rear_left_wheel', 'rear_right_wheel')
+
+    kind: ClassVar[str] = 'wheel_encoders'
+    rendered: ClassVar[bool] = False
+    mount: ClassVar[Mount | None] = None
+
+    @property
+    def ticks_per_wheel_revolution(self) -> float:
+        return self.ticks_per_revolution * self.gear_ratio
+
+    def to_wire(self) -> dict[str, object]:
+        """Listed for completeness: backends render nothing for it and ignore it."""
+        return _computed_wire(self)
+
+
+@dataclass(frozen=True)
 class GroundTruthSpec:
     """The exact pose and velocity of base_link in the world frame, as nav_msgs/Odometry."""
 
@@ -282,8 +311,8 @@ class ConesSpec:
         return _computed_wire(self)
 
 
-def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpec | ObjectsSpec
-                   | ConesSpec) -> dict[str, object]:
+def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | WheelEncodersSpec
+                   | GroundTruthSpec | ObjectsSpec | ConesSpec) -> dict[str, object]:
     wire: dict[str, object] = {'name': spec.name, 'type': spec.kind, 'rate_hz': spec.rate_hz}
     if spec.mount is not None:
         wire['mount'] = spec.mount.to_wire()
@@ -291,7 +320,7 @@ def _computed_wire(spec: ImuSpec | GnssSpec | WheelOdometrySpec | GroundTruthSpe
 
 
 SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | WheelOdometrySpec
-              | GroundTruthSpec | ObjectsSpec | ConesSpec)
+              | WheelEncodersSpec | GroundTruthSpec | ObjectsSpec | ConesSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
 
 _COMMON = frozenset({'type', 'rate_hz'})
@@ -472,6 +501,26 @@ def _wheel_odometry(name: str, section: Section) -> WheelOdometrySpec:
         steering_noise_std=_std(section, 'steering_noise_std'), pose_covariance=(x, y, yaw))
 
 
+def _wheel_encoders(name: str, section: Section) -> WheelEncodersSpec:
+    section.reject_unknown(_COMMON | {'ticks_per_revolution', 'gear_ratio', 'track_width',
+                                      'joint_names'})
+    joints = section.raw('joint_names', ['rear_left_wheel', 'rear_right_wheel'],
+                         what='two joint names')
+    if not (isinstance(joints, list) and len(joints) == 2
+            and all(isinstance(j, str) and j for j in joints) and joints[0] != joints[1]):
+        section.fail(f'expected two different joint names (left, right), got {joints!r}',
+                     'joint_names')
+    ticks = section.integer('ticks_per_revolution', minimum=1)
+    if ticks > MAX_ENCODER_TICKS:
+        section.fail(f'expected at most {MAX_ENCODER_TICKS} ticks, got {ticks}',
+                     'ticks_per_revolution')
+    return WheelEncodersSpec(
+        name=name, rate_hz=_rate(section), ticks_per_revolution=ticks,
+        gear_ratio=section.number('gear_ratio', 1.0, minimum=0.0, exclusive_minimum=True),
+        track_width=section.number('track_width', minimum=0.0, exclusive_minimum=True),
+        joint_names=(joints[0], joints[1]))
+
+
 def _ground_truth(name: str, section: Section) -> GroundTruthSpec:
     section.reject_unknown(_COMMON)
     return GroundTruthSpec(name=name, rate_hz=_rate(section))
@@ -496,7 +545,8 @@ SENSOR_TYPES: Mapping[str, tuple[type[SensorSpec], Callable[[str, Section], Sens
     spec.kind: (spec, parse) for spec, parse in (
         (Lidar2DSpec, _lidar2d), (Lidar3DSpec, _lidar3d), (CameraSpec, _camera),
         (ImuSpec, _imu), (GnssSpec, _gnss), (WheelOdometrySpec, _wheel_odometry),
-        (GroundTruthSpec, _ground_truth), (ObjectsSpec, _objects), (ConesSpec, _cones))}
+        (WheelEncodersSpec, _wheel_encoders), (GroundTruthSpec, _ground_truth),
+        (ObjectsSpec, _objects), (ConesSpec, _cones))}
 # Kinds a sensor republisher computes from the car's state; a backend renders none of them.
 COMPUTED_KINDS = frozenset(kind for kind, (spec, _) in SENSOR_TYPES.items() if not spec.rendered)
 

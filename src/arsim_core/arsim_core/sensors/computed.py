@@ -1,4 +1,5 @@
-"""The computed sensors: IMU, GNSS, wheel odometry, objects and cones, from the engine's state.
+"""The computed sensors: IMU, GNSS, wheel odometry, wheel encoders, objects and cones, from the
+engine's state.
 
 No backend renders these: each is a few formulas on the car's state (``kinematics``,
 ``geodesy``) plus noise, or, for objects and cones, on every car's state and the track's cones
@@ -27,6 +28,12 @@ arrays, keyed by frame name ``<car>/<sensor>`` as rendered outputs are
   that starts where the car is at its first sample, the twist it publishes, the noisy steering
   angle it used, and the twist's variances (the yaw rate's depends on the noisy speed and
   steering). Noise draws: speed, then steering angle.
+- ``wheel_encoders`` (6,): ``[ticks_left, ticks_right, angle_left, angle_right,
+  rate_left, rate_right]``: whole ticks counted by the two rear wheels' encoders since the
+  car's first frame (signed, a float64 holding an integer), the wheel angles [rad] they
+  resolve and the wheels' angular speeds [rad/s] (``kinematics.WheelEncoders``). The wheels
+  roll without slip; their turning is integrated every frame, not only when the sensor is
+  due. No noise: the quantisation is the error.
 - ``objects`` (n, 9), one row per box: ``[x, y, z, yaw, length, width, height, label, id]``
   (``arsim_core.sensors.objects.COLUMNS``): the exact 3D ground truth around the car in its
   base_link, every box whose centre is within the spec's ``range_m``: the cones of the track
@@ -56,12 +63,20 @@ import numpy as np
 
 from arsim_core import labels
 from arsim_core.beams import frames_per_sample
-from arsim_core.config.sensors import ConesSpec, GnssSpec, ImuSpec, ObjectsSpec, WheelOdometrySpec
+from arsim_core.config.sensors import (
+    ConesSpec,
+    GnssSpec,
+    ImuSpec,
+    ObjectsSpec,
+    WheelEncodersSpec,
+    WheelOdometrySpec,
+)
 from arsim_core.geometry import rotation_matrix
 from arsim_core.protocol.messages import FrameMeta
 from arsim_core.sensors.geodesy import enu_to_geodetic
 from arsim_core.sensors.kinematics import (
     PlanarState,
+    WheelEncoders,
     WheelOdometry,
     body_acceleration,
     specific_force,
@@ -84,6 +99,8 @@ LAYOUTS: Mapping[str, tuple[str, ...]] = {
     'gnss': ('latitude', 'longitude', 'altitude'),
     'wheel_odometry': ('x', 'y', 'yaw', 'vx', 'yaw_rate', 'steering_angle', 'vx_variance',
                        'yaw_rate_variance'),
+    'wheel_encoders': ('ticks_left', 'ticks_right', 'angle_left', 'angle_right', 'rate_left',
+                       'rate_right'),
     'objects': COLUMNS,
     'cones': CONE_STATE_COLUMNS,
 }
@@ -141,18 +158,24 @@ class _Sensor:
     car: str
     name: str  # the frame name, <car>/<sensor>
     kind: str
-    spec: ImuSpec | GnssSpec | WheelOdometrySpec | ObjectsSpec | ConesSpec
+    spec: ImuSpec | GnssSpec | WheelOdometrySpec | WheelEncodersSpec | ObjectsSpec | ConesSpec
     every: int  # due every this many frames
     car_index: int
     sensor_index: int
     wheelbase: float
+    wheel_radius: float
     rng: np.random.Generator
     odometry: WheelOdometry | None = None
+    encoders: WheelEncoders | None = None
 
     def restart(self) -> None:
-        """From a car at rest again: wheel odometry starts over where the car is next."""
+        """From a car at rest again: wheel odometry and encoders start over where the car is
+        next."""
         if isinstance(self.spec, WheelOdometrySpec):
             self.odometry = WheelOdometry(self.spec.wheelbase or self.wheelbase)
+        elif isinstance(self.spec, WheelEncodersSpec):
+            self.encoders = WheelEncoders(self.spec.track_width, self.wheel_radius,
+                                          self.spec.ticks_per_wheel_revolution)
 
 
 class ComputedSensors:
@@ -218,7 +241,11 @@ class ComputedSensors:
         world: np.ndarray | None = None  # every box in the world frame, made once per frame
         for sensor in self.sensors:
             state = current.get(sensor.car)
-            if state is None or step % sensor.every:
+            if state is None:
+                continue
+            if sensor.encoders is not None:  # the wheels turn in every frame
+                sensor.encoders.advance(time_ns, state.vx, state.yaw_rate)
+            if step % sensor.every:
                 continue
             if sensor.kind == 'objects':
                 if world is None:
@@ -234,6 +261,8 @@ class ComputedSensors:
                 found[sensor.name] = _imu(sensor, state, accel)
             elif sensor.kind == 'gnss':
                 found[sensor.name] = _gnss(sensor, state)
+            elif sensor.encoders is not None:
+                found[sensor.name] = np.array(sensor.encoders.reading())
             else:
                 found[sensor.name] = _wheel_odometry(sensor, state, time_ns)
         for car in self._imus:
@@ -268,12 +297,14 @@ class ComputedSensors:
 
 
 def _car_sensors(car: CarSpec, frame_period_ns: int, seed: int) -> list[_Sensor]:
-    wheelbase = car.profile.vehicle.params.body.wheelbase
+    params = car.profile.vehicle.params
     return [_Sensor(car.name, f'{car.name}/{spec.name}', spec.kind, spec,
                     frames_per_sample(spec.rate_hz, frame_period_ns), car.index, index,
-                    wheelbase, noise(seed, car.index, index))
+                    params.body.wheelbase, params.tyre.wheel_radius,
+                    noise(seed, car.index, index))
             for index, spec in enumerate(car.profile.sensors)
-            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec, ObjectsSpec, ConesSpec))]
+            if isinstance(spec, (ImuSpec, GnssSpec, WheelOdometrySpec, WheelEncodersSpec,
+                                 ObjectsSpec, ConesSpec))]
 
 
 def _planar(time_ns: int, state: State) -> PlanarState:

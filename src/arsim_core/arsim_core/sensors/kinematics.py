@@ -75,3 +75,38 @@ class WheelOdometry:
             self.yaw += yaw_rate * dt
         self.last_time_ns = time_ns
         return speed, yaw_rate
+
+
+@dataclass
+class WheelEncoders:
+    """Two incremental encoders on the rear wheels, ``track_width`` apart: each wheel rolls
+    without slip at the car's speed plus or minus half the track times the yaw rate, its
+    revolutions integrated frame by frame (trapezoidal), and an encoder counts the whole ticks
+    it has passed, ``ticks_per_wheel_revolution`` per revolution, signed by direction."""
+
+    track_width: float
+    wheel_radius: float
+    ticks_per_wheel_revolution: float
+    revolutions: tuple[float, float] = (0.0, 0.0)  # left, right, since the first frame
+    _last: tuple[int, float, float] | None = None  # time [ns] and wheel speeds [m/s]
+
+    def advance(self, time_ns: int, speed: float, yaw_rate: float) -> None:
+        """Roll on to ``time_ns`` at ``speed`` [m/s] and ``yaw_rate`` [rad/s]."""
+        half = 0.5 * self.track_width * yaw_rate
+        left, right = speed - half, speed + half
+        if self._last is not None:
+            last_ns, last_left, last_right = self._last
+            turns = (time_ns - last_ns) * 1e-9 / (2.0 * math.pi * self.wheel_radius) * 0.5
+            self.revolutions = (self.revolutions[0] + (left + last_left) * turns,
+                                self.revolutions[1] + (right + last_right) * turns)
+        self._last = (time_ns, left, right)
+
+    def reading(self) -> tuple[float, float, float, float, float, float]:
+        """Ticks counted (left, right), the wheel angles [rad] they resolve and the wheels'
+        angular speeds [rad/s] now."""
+        per_turn = self.ticks_per_wheel_revolution
+        left, right = (float(math.floor(r * per_turn)) for r in self.revolutions)
+        step = 2.0 * math.pi / per_turn
+        speed_left, speed_right = (0.0, 0.0) if self._last is None else self._last[1:]
+        return (left, right, left * step, right * step, speed_left / self.wheel_radius,
+                speed_right / self.wheel_radius)

@@ -9,7 +9,7 @@ namespace Arsim.Core
     /// does not know, which the backend refuses naming itself.</summary>
     public class SensorSpec
     {
-        public static readonly string[] ComputedKinds = { "cones", "gnss", "ground_truth", "imu", "objects", "wheel_odometry" };
+        public static readonly string[] ComputedKinds = { "cones", "gnss", "ground_truth", "imu", "objects", "wheel_encoders", "wheel_odometry" };
 
         public string Name, Type;
         public double RateHz;

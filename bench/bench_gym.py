@@ -6,7 +6,10 @@ episode ends; resets are not timed). Figures:
 
 * ``gym_steps_per_s_1car``: ``gymnasium.make("arsim_gym:arsim/Race-v0")``, one car;
 * ``gym_steps_per_s_8cars``: eight cars, every car scanning every step (``control="all"``);
-* ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car.
+* ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car;
+* ``gym_steps_per_s_1car_actuators``: one car whose profile adds ``ACTUATORS`` (dead times,
+  lags and command noise, docs/dynamics.md), what a sim-to-real set-up costs beside the ideal
+  car of ``gym_steps_per_s_1car``.
 
 Each is measured with ``threads=2`` (the scans spread over two cores, where the machine has
 them; the rest of a step runs in one thread) and again with ``threads=1`` (``_1thread``).
@@ -21,11 +24,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from benchkit import F1TENTH_GYM_ENV, Row, main, sized, skip_reason, smoke, take_smoke_flag
 
 SECONDS = 3.0
@@ -33,10 +38,14 @@ WARMUP_STEPS = 200
 _RATES = (('gym_steps_per_s_1car', 'steps_per_s'), ('gym_steps_per_s_8cars', 'steps_per_s'),
           ('gym_vector_16_env_steps_per_s', 'env_steps_per_s'))
 ROWS = (*(Row(f'{name}{suffix}', unit) for suffix in ('', '_1thread') for name, unit in _RATES),
+        Row('gym_steps_per_s_1car_actuators', 'steps_per_s'),
         *(Row(f'{name}_{cars}', unit, ('f1tenth_gym',)) for cars in ('1car', '8cars')
           for name, unit in (('f1tenth_gym_steps_per_s', 'steps_per_s'),
                              ('gym_speedup_vs_f1tenth_gym', 'x'))))
 SPIELBERG = Path(__file__).resolve().parents[2] / 'shared/tracks/f1tenth_racetracks/Spielberg'
+#: A real car's actuators, roughly: a servo and a VESC a frame or two late, lagging, inexact.
+ACTUATORS = {'steering': {'dead_time': 0.02, 'lag': 0.05, 'noise_std': 0.005},
+             'drive': {'dead_time': 0.03, 'lag': 0.1, 'noise_std': 0.05}}
 
 
 def track() -> str:
@@ -69,12 +78,12 @@ def steps_per_second(step: Any, reset: Any, seconds: float | None = None) -> flo
     return steps / elapsed
 
 
-def single(num_cars: int, threads: int) -> float:
+def single(num_cars: int, threads: int, profile: str | None = None) -> float:
     import gymnasium
 
     env = gymnasium.make('arsim_gym:arsim/Race-v0', track=track(), num_cars=num_cars,
                          timestep=0.01, control='ego' if num_cars == 1 else 'all',
-                         threads=threads)
+                         threads=threads, **({'profile': profile} if profile else {}))
     env.reset(seed=0)
     action = np.tile(np.array([0.0, 1.0], np.float32), (num_cars, 1)).reshape(
         env.action_space.shape)
@@ -101,6 +110,18 @@ def vector(num_envs: int, threads: int) -> float:
     return rate * num_envs
 
 
+def actuated(threads: int) -> float:
+    """``single(1, threads)`` with the F1TENTH profile plus ``ACTUATORS``."""
+    from arsim_gym.setup import resources_dir
+
+    data = yaml.safe_load((resources_dir() / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    data['Actuators'] = ACTUATORS
+    with tempfile.TemporaryDirectory(prefix='arsim-bench-gym-') as folder:
+        profile = Path(folder) / 'f1tenth_actuated.yaml'
+        profile.write_text(yaml.safe_dump(data))
+        return single(1, threads, str(profile))
+
+
 def f1tenth_gym(python: str) -> dict[str, float]:
     """f1tenth_gym's figures from its own interpreter (it needs Gymnasium 0.29)."""
     script = Path(__file__).resolve().parent / 'f1tenth_gym_baseline.py'
@@ -119,6 +140,7 @@ def run() -> list[tuple[str, float, str]]:
                     (f'gym_steps_per_s_8cars{suffix}', single(8, count), 'steps_per_s'),
                     (f'gym_vector_16_env_steps_per_s{suffix}', vector(16, count),
                      'env_steps_per_s')]
+    figures.append(('gym_steps_per_s_1car_actuators', actuated(threads), 'steps_per_s'))
     if not skip_reason('bench_gym', 'f1tenth_gym'):
         theirs = f1tenth_gym(os.environ[F1TENTH_GYM_ENV])
         for ours, name in (('gym_steps_per_s_1car', 'f1tenth_gym_steps_per_s_1car'),

@@ -208,6 +208,8 @@ def test_imu_and_gnss_noise_comes_from_the_run_seed(workspace: Path) -> None:
     profile['Sensors']['gnss'] = {'type': 'gnss', 'position': [0.0, 0.0, 0.4], 'rate_hz': 10.0,
                                   'origin': [48.2626, 11.6681, 480.0],
                                   'horizontal_noise_std': 0.5, 'vertical_noise_std': 1.0}
+    profile['Sensors']['encoders'] = {'type': 'wheel_encoders', 'rate_hz': 40.0,
+                                      'ticks_per_revolution': 4096, 'track_width': 0.24}
     (workspace / 'imu_car.yaml').write_text(yaml.safe_dump(profile))
     payloads = {}
     for name, seed in (('a', 7), ('b', 7), ('c', 8)):
@@ -224,3 +226,8 @@ def test_imu_and_gnss_noise_comes_from_the_run_seed(workspace: Path) -> None:
     assert len(c['/imu']) == 41 and len(c['/gnss']) == 11
     assert all(x != y for x, y in zip(a['/imu'], c['/imu'], strict=True))
     assert all(x != y for x, y in zip(a['/gnss'], c['/gnss'], strict=True))
+    # every computed sensor is recorded as the ROS nodes publish it, the encoders too
+    with AnyReader([Path(manifest(workspace / 'seed_a')['runs'][0]['bag'])]) as reader:
+        encoders = [c for c in reader.connections if c.topic == '/encoders']
+        assert [c.msgtype for c in encoders] == ['sensor_msgs/msg/JointState']
+        assert sum(1 for _ in reader.messages(encoders)) == 41

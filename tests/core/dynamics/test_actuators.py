@@ -13,10 +13,12 @@ import pytest
 from arsim_core.dynamics import NUMBA_ENABLED, Vehicle, load_vehicle_config
 from arsim_core.dynamics.actuators import ActuatorParameters
 from arsim_core.dynamics.controllers import (
+    ACCEL_APPLIED,
     SPEED_APPLIED,
     SPEED_TARGET,
     STEER_APPLIED,
     STEER_TARGET,
+    THROTTLE_APPLIED,
 )
 from arsim_core.dynamics.fleet import Fleet
 from arsim_core.errors import ArsimError
@@ -207,3 +209,19 @@ def test_a_placed_noisy_car_holds_its_speed_with_straight_wheels(
     vehicle = car(f1tenth_profile, steering={'noise_std': 0.05}, drive={'noise_std': 0.5})
     vehicle.reset(0.0, 0.0, 0.0, speed=2.0)
     assert (vehicle.controls[SPEED_TARGET], vehicle.controls[STEER_TARGET]) == (2.0, 0.0)
+
+
+@pytest.mark.parametrize('command', ['direct', 'normalised'])
+def test_the_drive_lag_filters_every_drive_interface(f1tenth_profile: dict[str, Any],
+                                                     command: str) -> None:
+    """A direct acceleration input and a normalised throttle lag as a speed target does."""
+    vehicle = car(f1tenth_profile, drive={'lag': 0.1})
+    if command == 'direct':
+        vehicle.set_inputs(0.0, 5.0)
+        slot, commanded = ACCEL_APPLIED, 5.0
+    else:
+        vehicle.set_normalised(0.8, 0.0, 0.0)
+        slot, commanded = THROTTLE_APPLIED, 0.8
+    for _ in range(10):  # one time constant
+        vehicle.advance(FRAME_S)
+    assert vehicle.controls[slot] == pytest.approx(commanded * (1.0 - math.exp(-1.0)), rel=1e-9)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from arsim_core.dynamics import NUMBA_ENABLED, Vehicle, load_vehicle_config
-from arsim_core.dynamics.actuators import ActuatorParameters
+from arsim_core.dynamics.actuators import ActuatorParameters, DeadTime
 from arsim_core.dynamics.controllers import (
     ACCEL_APPLIED,
+    N_CONTROL,
     SPEED_APPLIED,
     SPEED_TARGET,
     STEER_APPLIED,
@@ -150,6 +151,7 @@ def test_no_actuators_section_is_an_ideal_car(f1tenth_profile: dict[str, Any]) -
     ({'throttle': {'lag': 0.1}}, 'throttle'),
     ({'steering': {'lag': 60.0}}, 'Actuators.steering.lag'),
     ({'drive': {'noise_std': -0.1}}, 'Actuators.drive.noise_std'),
+    ({'steering': {'noise_std': 1e308}}, 'Actuators.steering.noise_std'),
 ])
 def test_a_bad_actuators_section_names_its_key(f1tenth_profile: dict[str, Any],
                                                section: dict[str, Any], message: str) -> None:
@@ -225,3 +227,17 @@ def test_the_drive_lag_filters_every_drive_interface(f1tenth_profile: dict[str, 
     for _ in range(10):  # one time constant
         vehicle.advance(FRAME_S)
     assert vehicle.controls[slot] == pytest.approx(commanded * (1.0 - math.exp(-1.0)), rel=1e-9)
+
+
+def test_a_long_dead_time_at_a_high_rate_releases_every_command_in_turn() -> None:
+    """0.25 s at 1 kHz holds 250 commands in flight at once; over 3000 steps (the line
+    forgetting what has passed as it goes) each arrives exactly 250 steps after it was given,
+    steering the same way with its own 0.1 s."""
+    line = DeadTime(ActuatorParameters(steering_dead_time=0.1, drive_dead_time=0.25))
+    controls = [0.0] * N_CONTROL
+    given = [0.0] * N_CONTROL
+    for step in range(3000):
+        given[SPEED_TARGET] = given[STEER_TARGET] = float(step + 1)
+        line.release(step * 0.001, given, controls)
+        assert controls[SPEED_TARGET] == max(step - 250 + 1, 0)
+        assert controls[STEER_TARGET] == max(step - 100 + 1, 0)

@@ -17,6 +17,7 @@ from arsim_core.config.sensors import (
     Lidar2DSpec,
     Lidar3DSpec,
     ObjectsSpec,
+    WheelEncodersSpec,
     WheelOdometrySpec,
     rendered,
 )
@@ -39,6 +40,8 @@ ALL = {
     'wheel_odom': {'type': 'wheel_odometry', 'rate_hz': 40.0, 'speed_noise_std': 0.02},
     'truth': {'type': 'ground_truth', 'rate_hz': 40.0},
     'objects': {'type': 'objects', 'rate_hz': 10.0, 'range_m': 30.0},
+    'encoders': {'type': 'wheel_encoders', 'rate_hz': 40.0, 'ticks_per_revolution': 1024,
+                 'gear_ratio': 2.5, 'track_width': 0.24},
 }
 
 
@@ -47,7 +50,8 @@ def test_every_sensor_type_parses(write_profile) -> None:
     kinds = {s.name: type(s) for s in profile.sensors}
     assert kinds == {'scan': Lidar2DSpec, 'lidar': Lidar3DSpec, 'camera': CameraSpec,
                      'imu': ImuSpec, 'gnss': GnssSpec, 'wheel_odom': WheelOdometrySpec,
-                     'truth': GroundTruthSpec, 'objects': ObjectsSpec}
+                     'truth': GroundTruthSpec, 'objects': ObjectsSpec,
+                     'encoders': WheelEncodersSpec}
     assert profile.sensor('objects').range_m == 30.0
     assert [s.name for s in rendered(profile.sensors)] == ['scan', 'lidar', 'camera']
     lidar = profile.sensor('lidar')
@@ -62,6 +66,9 @@ def test_every_sensor_type_parses(write_profile) -> None:
     assert profile.sensor('camera').to_wire()['outputs'] == ['rgb', 'depth', 'semantic']
     assert profile.sensor('wheel_odom').mount is None
     assert profile.sensor('imu').gyro_bias == (0.0, 0.0, 0.01)
+    encoders = profile.sensor('encoders')
+    assert encoders.ticks_per_wheel_revolution == 2560.0 and encoders.mount is None
+    assert encoders.joint_names == ('rear_left_wheel', 'rear_right_wheel')
 
 
 @pytest.mark.parametrize(('sensor', 'key', 'value', 'expected'), [
@@ -79,6 +86,11 @@ def test_every_sensor_type_parses(write_profile) -> None:
     ('camera', 'width', 20000, 'at most 16384 pixels'),
     ('camera', 'outputs', ['rgb', 'thermal'], 'non-empty list of distinct outputs'),
     ('gnss', 'origin', [91.0, 0.0, 0.0], 'latitude in (-90, 90)'),
+    ('encoders', 'ticks_per_revolution', 0, 'expected an integer >= 1'),
+    ('encoders', 'ticks_per_revolution', 1 << 30, 'at most 16777216 ticks'),
+    ('encoders', 'gear_ratio', 1e308, 'expected a number in (0, 1000'),
+    ('encoders', 'track_width', -0.2, 'expected a number in (0, 100'),
+    ('encoders', 'joint_names', ['wheel', 'wheel'], 'two different joint names'),
 ])
 def test_impossible_settings_name_file_sensor_and_key(write_profile, sensor, key, value,
                                                       expected) -> None:

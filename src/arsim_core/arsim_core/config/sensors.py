@@ -32,6 +32,8 @@ MAX_IMAGE_SIDE = 16384
 MAX_CAMERA_BYTES = 1 << 30
 MAX_LIDAR_POINTS = 1 << 22
 MAX_ENCODER_TICKS = 1 << 24  # per revolution: far beyond any optical encoder's
+MAX_GEAR_RATIO = 1000.0  # encoder shaft turns per wheel turn
+MAX_TRACK_WIDTH_M = 100.0
 CAMERA_OUTPUTS = ('rgb', 'depth', 'semantic')
 # Bytes per pixel: what each output sends, plus the colour, depth and label targets rendered.
 _OUTPUT_BYTES = {'rgb': 3, 'depth': 4, 'semantic': 1}
@@ -516,8 +518,10 @@ def _wheel_encoders(name: str, section: Section) -> WheelEncodersSpec:
                      'ticks_per_revolution')
     return WheelEncodersSpec(
         name=name, rate_hz=_rate(section), ticks_per_revolution=ticks,
-        gear_ratio=section.number('gear_ratio', 1.0, minimum=0.0, exclusive_minimum=True),
-        track_width=section.number('track_width', minimum=0.0, exclusive_minimum=True),
+        gear_ratio=section.number('gear_ratio', 1.0, minimum=0.0, exclusive_minimum=True,
+                                  maximum=MAX_GEAR_RATIO),
+        track_width=section.number('track_width', minimum=0.0, exclusive_minimum=True,
+                                   maximum=MAX_TRACK_WIDTH_M),
         joint_names=(joints[0], joints[1]))
 
 

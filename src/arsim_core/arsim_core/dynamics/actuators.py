@@ -27,7 +27,7 @@ All zero (the default) is the ideal car of earlier releases, at no cost.
 
 from __future__ import annotations
 
-from collections import deque
+import bisect
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +52,8 @@ DRIVE_SLOTS = (MODE, SPEED_TARGET, ACCEL_LIMIT, JERK_LIMIT, THROTTLE, BRAKE, ACC
 COMMAND_SLOTS = STEERING_SLOTS + DRIVE_SLOTS
 #: The longest dead time or lag a profile or a randomisation may give [s]: beyond, no actuator.
 MAX_ACTUATOR_TIME_S = 10.0
+#: The largest command noise (std, in the command's unit): beyond, every command is a limit.
+MAX_COMMAND_NOISE = 1000.0
 #: Where a car's command noise stream sits among its noise streams: past every sensor index
 #: (``arsim_core.sensors.computed.noise`` draws sensor ``i`` of car ``c`` from [seed, c, i]).
 COMMAND_NOISE_STREAM = 1 << 16
@@ -91,40 +93,45 @@ def command_noise(seed: int, car_index: int) -> np.random.Generator:
 class DeadTime:
     """The commands given to a car, released to its controller dead-time seconds later.
 
-    Each step pushes the command as given so far with the vehicle's clock, then writes into the
+    Each step books the command as given so far with the vehicle's clock, then writes into the
     controller vector, for steering and for drive, the newest command at least that channel's
-    dead time old. Before any command is old enough the controller keeps what it had (the
-    reset's hold-speed, straight-wheels target)."""
+    dead time old (a binary search: a long dead time at a high frame rate holds thousands).
+    Before any command is old enough the controller keeps what it had (the reset's hold-speed,
+    straight-wheels target)."""
 
     def __init__(self, actuators: ActuatorParameters) -> None:
         self._channels = ((actuators.steering_dead_time, STEERING_SLOTS),
                           (actuators.drive_dead_time, DRIVE_SLOTS))
         self._longest = max(actuators.steering_dead_time, actuators.drive_dead_time)
-        self._given: deque[tuple[float, tuple[float, ...]]] = deque()
+        self._times: list[float] = []  # when each command was booked, ascending
+        self._commands: list[tuple[float, ...]] = []
+        self._first = 0  # the entries before it have passed every channel
 
     def clear(self) -> None:
         """Forget every command in flight (the car was placed anew)."""
-        self._given.clear()
+        self._times.clear()
+        self._commands.clear()
+        self._first = 0
 
     def release(self, now: float, given: Sequence[float], controls: MutableSequence[float]
                 ) -> None:
         """Book ``given`` (a controller vector holding the latest command) at ``now`` [s] and
         write what has come through each channel by ``now`` into ``controls``."""
-        self._given.append((now, tuple(float(value) for value in given)))
+        self._times.append(now)
+        self._commands.append(tuple(float(value) for value in given))
         for dead_time, slots in self._channels:
-            arrived = self._newest_before(now - dead_time)
-            if arrived is not None:
+            arrived = self._newest_by(now - dead_time)
+            if arrived >= 0:
+                command = self._commands[arrived]
                 for slot in slots:
-                    controls[slot] = arrived[slot]
-        # Keep the newest command the slowest channel has passed; older ones never come back.
-        horizon = now - self._longest + _TIME_TOLERANCE_S
-        while len(self._given) > 1 and self._given[1][0] <= horizon:
-            self._given.popleft()
+                    controls[slot] = command[slot]
+        # The newest command the slowest channel has passed stays; older ones never come back.
+        self._first = max(self._first, self._newest_by(now - self._longest))
+        if self._first > 64 and 2 * self._first > len(self._times):
+            del self._times[:self._first], self._commands[:self._first]
+            self._first = 0
 
-    def _newest_before(self, time: float) -> tuple[float, ...] | None:
-        newest = None
-        for given_at, command in self._given:
-            if given_at > time + _TIME_TOLERANCE_S:
-                break
-            newest = command
-        return newest
+    def _newest_by(self, time: float) -> int:
+        """The index of the newest command booked by ``time``, or -1 if there is none."""
+        index = bisect.bisect_right(self._times, time + _TIME_TOLERANCE_S, self._first) - 1
+        return index if index >= self._first else -1

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..yaml_fields import Section, load_section
-from .actuators import MAX_ACTUATOR_TIME_S, ActuatorParameters
+from .actuators import MAX_ACTUATOR_TIME_S, MAX_COMMAND_NOISE, ActuatorParameters
 from .base import VehicleModel
 from .controllers import ControllerGains, SpeedGains, SteeringGains
 from .integrators import INTEGRATORS
@@ -165,6 +165,7 @@ def _controller(data: Section, rate_hz: float) -> ControllerGains:
 
 
 _ACTUATOR_TIME: Final = _Bounds(0.0, MAX_ACTUATOR_TIME_S)
+_COMMAND_NOISE: Final = _Bounds(0.0, MAX_COMMAND_NOISE)
 
 
 def _actuators(root: Section) -> ActuatorParameters:
@@ -179,7 +180,7 @@ def _actuators(root: Section) -> ActuatorParameters:
             group = data.section(channel)
             group.reject_unknown(('dead_time', 'lag', 'noise_std'))
             for key, bounds in (('dead_time', _ACTUATOR_TIME), ('lag', _ACTUATOR_TIME),
-                                ('noise_std', NON_NEGATIVE)):
+                                ('noise_std', _COMMAND_NOISE)):
                 if group.has(key):
                     values[f'{channel}_{key}'] = bounds.read(group, key)
     return ActuatorParameters(**values)

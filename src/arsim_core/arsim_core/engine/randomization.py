@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core.dynamics import VehicleConfig
-from arsim_core.dynamics.actuators import MAX_ACTUATOR_TIME_S
+from arsim_core.dynamics.actuators import MAX_ACTUATOR_TIME_S, MAX_COMMAND_NOISE
 from arsim_core.engine.engine import Engine
 from arsim_core.geometry import Pose2D
 from arsim_core.track import Track, track_from_centerline
@@ -55,7 +55,8 @@ LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True)
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
           'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False),
           **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_TIME_KEYS},
-          'steering_noise_std': (0.0, math.inf, False), 'drive_noise_std': (0.0, math.inf, False)}
+          **{key: (0.0, MAX_COMMAND_NOISE, False) for key in ('steering_noise_std',
+                                                              'drive_noise_std')}}
 Range = tuple[float, float]
 
 

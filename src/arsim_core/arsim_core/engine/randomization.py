@@ -44,7 +44,8 @@ from arsim_core.track.loaders import TrackOptions
 from arsim_core.yaml_fields import Section, load_section
 
 ACTUATOR_TIME_KEYS = ('steering_dead_time', 'steering_lag', 'drive_dead_time', 'drive_lag')
-ACTUATOR_KEYS = (*ACTUATOR_TIME_KEYS, 'steering_noise_std', 'drive_noise_std')
+ACTUATOR_NOISE_KEYS = ('steering_noise_std', 'drive_noise_std')
+ACTUATOR_KEYS = (*ACTUATOR_TIME_KEYS, *ACTUATOR_NOISE_KEYS)
 VEHICLE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
                 'max_steering_rate', 'max_speed', *ACTUATOR_KEYS)
 RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout')
@@ -55,8 +56,7 @@ LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True)
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
           'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False),
           **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_TIME_KEYS},
-          **{key: (0.0, MAX_COMMAND_NOISE, False) for key in ('steering_noise_std',
-                                                              'drive_noise_std')}}
+          **{key: (0.0, MAX_COMMAND_NOISE, False) for key in ACTUATOR_NOISE_KEYS}}
 Range = tuple[float, float]
 
 

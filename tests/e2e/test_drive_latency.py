@@ -65,8 +65,8 @@ class StepProbe:
 
 
 def profile_with(folder: Path, actuators: str) -> Path:
-    """config/cars/f1tenth.yaml with an ``Actuators`` section (flow YAML) and its scan at the
-    frame rate, so every frame has a scan to answer."""
+    """config/cars/f1tenth.yaml with an ``Actuators`` section (flow YAML); its scan runs at
+    40 Hz, the frame rate, so every frame has a scan to answer."""
     text = (installed_resources() / 'config' / 'cars' / 'f1tenth.yaml').read_text()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / 'car.yaml'

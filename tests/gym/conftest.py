@@ -106,6 +106,18 @@ def _profile(repo_root: Path, folder: Path, name: str,
 
 
 @pytest.fixture
+def make_profile(repo_root: Path, tmp_path: Path
+                 ) -> Callable[[str, Callable[[dict[str, Any]], None]], Path]:
+    """``make_profile(name, change)``: config/cars/f1tenth.yaml as ``change`` edits it, written
+    as ``name`` in the test's folder."""
+
+    def make(name: str, change: Callable[[dict[str, Any]], None]) -> Path:
+        return _profile(repo_root, tmp_path, name, change)
+
+    return make
+
+
+@pytest.fixture
 def camera_profile(repo_root: Path, tmp_path: Path) -> Path:
     """config/cars/f1tenth.yaml with a small forward RGB camera named ``cam``."""
 

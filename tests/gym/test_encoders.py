@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from arsim_core.errors import ConfigError
 from arsim_gym.env import RaceEnv
@@ -16,14 +16,13 @@ from arsim_gym.env import RaceEnv
 MakeEnv = Callable[..., RaceEnv]
 
 
-def test_observed_encoders_count_up_as_the_car_drives(make_env: MakeEnv, repo_root: Path,
-                                                     tmp_path: Path) -> None:
-    data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
-    data['Sensors']['encoders'] = {'type': 'wheel_encoders', 'rate_hz': 40.0,
-                                   'ticks_per_revolution': 2048, 'track_width': 0.24}
-    profile = tmp_path / 'car.yaml'
-    profile.write_text(yaml.safe_dump(data))
-    env = make_env(profile=str(profile), observe=('encoders',))
+def test_observed_encoders_count_up_as_the_car_drives(make_env: MakeEnv,
+                                                     make_profile: Callable[..., Path]) -> None:
+    def add_encoders(data: dict[str, Any]) -> None:
+        data['Sensors']['encoders'] = {'type': 'wheel_encoders', 'rate_hz': 40.0,
+                                       'ticks_per_revolution': 2048, 'track_width': 0.24}
+
+    env = make_env(profile=str(make_profile('car.yaml', add_encoders)), observe=('encoders',))
     assert env.observation_space['encoders'].shape == (6,)
     obs, _ = env.reset(seed=0)
     assert obs['encoders'][:2].tolist() == [0.0, 0.0]

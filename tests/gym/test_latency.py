@@ -1,5 +1,5 @@
 """Actuator dead time and lag through the Gymnasium face: the same rules as on the ROS topics
-(tests/e2e/test_latency.py), because both come from the car's ``Vehicle``."""
+(tests/e2e/test_drive_latency.py), because both come from the car's ``Vehicle``."""
 
 from __future__ import annotations
 
@@ -9,20 +9,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from arsim_gym.env import RaceEnv
 
 TIMESTEP_S = 0.01
 MakeEnv = Callable[..., RaceEnv]
+MakeProfile = Callable[[str, Callable[[dict[str, Any]], None]], Path]
 
 
-def profile_with(repo_root: Path, folder: Path, actuators: dict[str, Any]) -> str:
-    data = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
-    data['Actuators'] = actuators
-    path = folder / 'car.yaml'
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
+def with_actuators(make_profile: MakeProfile, actuators: dict[str, Any]) -> str:
+    """config/cars/f1tenth.yaml with ``actuators`` as its ``Actuators`` section."""
+    return str(make_profile('car.yaml', lambda data: data.update(Actuators=actuators)))
 
 
 def first_response_steps(env: RaceEnv, key: str, steps: int = 60) -> int:
@@ -37,12 +34,11 @@ def first_response_steps(env: RaceEnv, key: str, steps: int = 60) -> int:
 
 @pytest.mark.parametrize(('steering_s', 'drive_s'), [(0.05, 0.1), (0.1, 0.0), (0.035, 0.2)])
 def test_each_channel_responds_its_dead_time_after_an_ideal_car(
-        make_env: MakeEnv, repo_root: Path, tmp_path: Path, steering_s: float,
+        make_env: MakeEnv, make_profile: MakeProfile, steering_s: float,
         drive_s: float) -> None:
     ideal = make_env(timestep=TIMESTEP_S)
-    delayed = make_env(timestep=TIMESTEP_S, profile=profile_with(
-        repo_root, tmp_path, {'steering': {'dead_time': steering_s},
-                              'drive': {'dead_time': drive_s}}))
+    delayed = make_env(timestep=TIMESTEP_S, profile=with_actuators(
+        make_profile, {'steering': {'dead_time': steering_s}, 'drive': {'dead_time': drive_s}}))
     for key, dead_time in (('steering', steering_s), ('velocity', drive_s)):
         latency = (first_response_steps(delayed, key) - first_response_steps(ideal, key)) \
             * TIMESTEP_S
@@ -50,10 +46,10 @@ def test_each_channel_responds_its_dead_time_after_an_ideal_car(
 
 
 def test_a_lagged_car_is_slower_to_its_speed_and_the_same_on_every_run(
-        make_env: MakeEnv, repo_root: Path, tmp_path: Path) -> None:
+        make_env: MakeEnv, make_profile: MakeProfile) -> None:
     ideal = make_env(timestep=TIMESTEP_S)
-    lagged = make_env(timestep=TIMESTEP_S, profile=profile_with(
-        repo_root, tmp_path, {'drive': {'lag': 0.25}}))
+    lagged = make_env(timestep=TIMESTEP_S,
+                      profile=with_actuators(make_profile, {'drive': {'lag': 0.25}}))
     speeds = []
     for env in (ideal, lagged, lagged):
         env.reset(seed=0)

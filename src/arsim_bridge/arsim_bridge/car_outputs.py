@@ -83,7 +83,8 @@ class CarOutputs:
         odom.twist.twist.angular.z = state.yaw_rate
         for publisher in self.odom_pubs:  # the odom topic, then aliases such as opp_odom
             publisher.publish(odom)
-
+        if not self.names.odom_tf:  # the user's odometry node owns odom -> base_link
+            return
         tf = self._tf.transforms[0]
         tf.header.stamp = stamp
         tf.transform.translation.x, tf.transform.translation.y = float(x), float(y)

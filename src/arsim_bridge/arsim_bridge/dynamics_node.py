@@ -25,6 +25,7 @@ from arsim_bridge.common import (
 )
 from arsim_bridge.ledger import CountingNode
 from arsim_bridge.sim_events import sim_event
+from arsim_bridge.vesc_port import VescPort
 from arsim_core.dynamics import Vehicle, drive_command_problem
 from arsim_core.engine import car_steps
 from arsim_core.engine.collisions import start_poses
@@ -52,7 +53,15 @@ class DynamicsNode(CountingNode):
         self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
         # Commands are subscribed before /clock: when both are waiting, the executor serves
         # them in creation order, so a command is applied before the frame it arrived for.
-        self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
+        # A car driven through its VESC takes no Ackermann command: the user's
+        # ackermann_to_vesc takes them and sends the VESC's.
+        vesc = self.car.names.vesc
+        self.vesc: VescPort | None = None
+        if vesc is None:
+            self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
+        else:
+            assert self.car.profile.vehicle.vesc is not None  # checked with the scenario
+            self.vesc = VescPort(self, self.vehicle, self.car.profile.vehicle.vesc, vesc)
         self.create_subscription(CarCommand, 'command', self.on_command, qos.STREAM)
         self.create_subscription(CarReset, 'reset', self.on_reset, qos.STREAM)
         pose_tool = {0: (PoseWithCovarianceStamped, scenario.topic_map.initialpose_topic),
@@ -73,13 +82,19 @@ class DynamicsNode(CountingNode):
         now = to_ns(msg.clock)
         if self.start_pose is None:
             return  # not placed yet: the bridge keeps asking until every car answers
+        dt = 0.0
         if self.time_ns is None or now < self.time_ns:
             self.vehicle.reset(*self.start_pose)
             self.pending_reset = None
+            if self.vesc is not None:
+                self.vesc.reset()
         elif now > self.time_ns:
-            self._advance((now - self.time_ns) * 1e-9, now)
+            dt = (now - self.time_ns) * 1e-9
+            self._advance(dt, now)
         self.time_ns = now
         self._publish_state(now)
+        if self.vesc is not None:
+            self.vesc.publish(dt, now)
         self.report_published(now)
 
     def _advance(self, dt: float, now: int) -> None:

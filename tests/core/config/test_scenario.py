@@ -47,6 +47,32 @@ def test_real_car_map_and_overrides(repo_root: Path) -> None:
     assert scenario.frame_rate_hz == 40.0  # untouched keys keep their value
 
 
+def test_the_vesc_map_drives_the_ego_through_vesc_driver_names(repo_root: Path) -> None:
+    scenario = load_scenario(repo_root / 'config' / 'sim.yaml', repo_root,
+                             {'topic_map': 'f1tenth_vesc'})
+    names = scenario.cars[0].names
+    assert names.vesc is not None and not names.odom_tf
+    assert (names.vesc.speed_topic, names.vesc.servo_topic, names.vesc.state_topic) == \
+        ('/commands/motor/speed', '/commands/servo/position', '/sensors/core')
+    assert names.odom_topic == '/ground_truth/odom'  # /odom is vesc_to_odom's
+    assert scenario.cars[0].profile.vehicle.vesc is not None
+
+
+def test_a_vesc_car_without_a_vesc_section_is_refused(tmp_path: Path, repo_root: Path) -> None:
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    del profile['Vesc']
+    path = tmp_path / 'car.yaml'
+    path.write_text(yaml.safe_dump(profile))
+    data = yaml.safe_load((repo_root / 'config' / 'sim.yaml').read_text())
+    data.update(topic_map='f1tenth_vesc', cars=[{'name': 'ego', 'profile': str(path)}])
+    settings_path = tmp_path / 'sim.yaml'
+    settings_path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r'cars\[0\].profile: .*f1tenth_vesc.yaml drives this '
+                                          r'car through its VESC, but its profile .*car.yaml '
+                                          r'has no Vesc section'):
+        load_scenario(settings_path, repo_root)
+
+
 @pytest.mark.parametrize(('simulation', 'held'), [
     ({}, True), ({'wait_for_drivers': False}, False),
     ({'wait_for_drivers': False, 'start_on_first_command': True}, True),

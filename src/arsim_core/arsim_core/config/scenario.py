@@ -440,6 +440,10 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
             x, y, yaw = car.vector('pose', 3)
             pose = (x, y, yaw)
         external = car.string('dynamics', 'arsim', choices=('arsim', 'external')) == 'external'
+        if names.vesc is not None and profile.vehicle.vesc is None:
+            car.fail(f'topic map {topic_map.source} drives this car through its VESC, but its '
+                     f'profile {profile.source} has no Vesc section (see config/cars/'
+                     f'f1tenth.yaml)', 'profile')
         cars.append(CarSpec(name, index, profile, names, pose, external))
     return tuple(cars)
 

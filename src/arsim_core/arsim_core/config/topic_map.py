@@ -13,7 +13,23 @@ from arsim_core.yaml_fields import Section, load_section, merge
 
 _CAR_KEYS = ('odom_topic', 'odom_aliases', 'drive_topic', 'command_topic', 'state_topic',
              'reset_topic', 'odom_frame', 'base_frame', 'sensor_topic',
-             'sensor_frame', 'sensors', 'odom_relative_to_start')
+             'sensor_frame', 'sensors', 'odom_relative_to_start', 'odom_tf', 'vesc')
+#: The topics of a car driven as the real F1TENTH car's VESC: ``vesc_driver``'s names.
+_VESC_TOPICS = {'speed_topic': '/commands/motor/speed', 'brake_topic': '/commands/motor/brake',
+                'servo_topic': '/commands/servo/position', 'state_topic': '/sensors/core',
+                'servo_state_topic': '/sensors/servo_position_command'}
+
+
+@dataclass(frozen=True)
+class VescTopics:
+    """Where a car takes the VESC's commands and publishes its telemetry, as ``vesc_driver``
+    does (``arsim_core.dynamics.vesc``); the car then takes no Ackermann command."""
+
+    speed_topic: str  #: std_msgs/Float64, ERPM
+    brake_topic: str  #: std_msgs/Float64, brake current [A]
+    servo_topic: str  #: std_msgs/Float64, servo position [0-1]
+    state_topic: str  #: vesc_msgs/VescStateStamped
+    servo_state_topic: str  #: std_msgs/Float64, the servo position as the servo took it
 
 
 @dataclass(frozen=True)
@@ -29,6 +45,8 @@ class CarNames:
     odom_frame: str
     base_frame: str
     odom_relative_to_start: bool
+    odom_tf: bool  #: publish odom -> base_link (off where the user's odometry node does)
+    vesc: VescTopics | None  #: the car's VESC topics, or None: Ackermann commands
     sensor_topics: dict[str, str]
     sensor_frames: dict[str, str]
 
@@ -51,6 +69,12 @@ class _CarTemplate:
             override.reject_unknown({'topic', 'frame'})
             topics[sensor] = override.string('topic', fill('sensor_topic', sensor=sensor))
             frames[sensor] = override.string('frame', fill('sensor_frame', sensor=sensor))
+        vesc = None
+        if s.has('vesc'):
+            section = s.section('vesc')
+            section.reject_unknown(_VESC_TOPICS)
+            vesc = VescTopics(**{key: section.string(key, default).format(car=car)
+                                 for key, default in _VESC_TOPICS.items()})
         aliases = s.raw('odom_aliases', [])
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             s.fail(f'expected a list of topic names, got {aliases!r}', 'odom_aliases')
@@ -62,6 +86,7 @@ class _CarTemplate:
             reset_topic=fill('reset_topic', '/arsim/{car}/reset'),
             odom_frame=fill('odom_frame'), base_frame=fill('base_frame'),
             odom_relative_to_start=s.boolean('odom_relative_to_start', False),
+            odom_tf=s.boolean('odom_tf', True), vesc=vesc,
             sensor_topics=topics, sensor_frames=frames)
 
 

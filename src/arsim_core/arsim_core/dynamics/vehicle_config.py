@@ -21,6 +21,10 @@ Layout (every key documented with units in docs/dynamics.md)::
     Actuators:               # optional, every key defaults to 0 (an ideal actuator)
       steering: {dead_time, lag, noise_std}   # [s], [s], [rad]
       drive:    {dead_time, lag, noise_std}   # [s], [s], the command's unit
+    Vesc:                    # optional: the VESC motor controller and servo (.vesc)
+      {speed_to_erpm_gain, speed_to_erpm_offset, steering_angle_to_servo_gain,
+       steering_angle_to_servo_offset, servo_min, servo_max, speed_min, speed_max, brake_max,
+       current_max, motor_kv, motor_pole_pairs, battery_voltage, reported_speed_sign}
 
 The top-level keys in :data:`FOREIGN_KEYS` belong to other modules and are left to them; any
 other unknown key, missing key, wrong type or non-physical value raises one ConfigError of the
@@ -49,12 +53,13 @@ from .params import (
     TyreParameters,
 )
 from .registry import resolve_model
+from .vesc import VescParameters
 
 #: Top-level keys owned by other modules (sensors, spawn pose, footprint, free text).
 FOREIGN_KEYS: Final = frozenset({'Sensors', 'InitialPose', 'Footprint', 'description'})
 #: Top-level keys this loader reads.
 OWN_KEYS: Final = ('model', 'integrator', 'physics_rate_hz', 'CarParameters', 'Controller',
-                   'Actuators')
+                   'Actuators', 'Vesc')
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class VehicleConfig:
     controller: ControllerGains
     source: str = '<memory>'  #: profile path, for messages
     actuators: ActuatorParameters = ActuatorParameters()  #: dead times and lags (none)
+    vesc: VescParameters | None = None  #: the VESC and servo, for the VESC topics (none)
 
 
 # --- value checks -------------------------------------------------------------------------------
@@ -186,6 +192,47 @@ def _actuators(root: Section) -> ActuatorParameters:
     return ActuatorParameters(**values)
 
 
+_VESC_LIMIT: Final = 1e7  # beyond any motor: larger values are typos, and could overflow
+_VESC: Final = {
+    'speed_to_erpm_gain': _Bounds(-_VESC_LIMIT, _VESC_LIMIT, nonzero=True),
+    'speed_to_erpm_offset': _Bounds(-_VESC_LIMIT, _VESC_LIMIT),
+    'steering_angle_to_servo_gain': _Bounds(-_VESC_LIMIT, _VESC_LIMIT, nonzero=True),
+    'steering_angle_to_servo_offset': FRACTION,
+    'servo_min': FRACTION, 'servo_max': FRACTION,
+    'speed_min': _Bounds(-_VESC_LIMIT, 0.0), 'speed_max': _Bounds(0.0, _VESC_LIMIT,
+                                                                  exclusive_minimum=True),
+    'brake_max': _Bounds(0.0, _VESC_LIMIT, exclusive_minimum=True),
+    'current_max': _Bounds(0.0, _VESC_LIMIT, exclusive_minimum=True),
+    'motor_kv': _Bounds(0.0, _VESC_LIMIT, exclusive_minimum=True),
+    'battery_voltage': _Bounds(0.0, _VESC_LIMIT, exclusive_minimum=True),
+}
+
+
+def _vesc(root: Section) -> VescParameters | None:
+    """The optional ``Vesc`` section: the three gains are required; limits and motor default
+    to ``VescParameters``' values."""
+    if not root.has('Vesc'):
+        return None
+    data = root.section('Vesc')
+    data.reject_unknown(set(_VESC) | {'motor_pole_pairs', 'reported_speed_sign'})
+    required = ('speed_to_erpm_gain', 'steering_angle_to_servo_gain',
+                'steering_angle_to_servo_offset')
+    values: dict[str, Any] = {key: bounds.read(data, key) for key, bounds in _VESC.items()
+                              if key in required or data.has(key)}
+    if data.has('motor_pole_pairs'):
+        values['motor_pole_pairs'] = data.integer('motor_pole_pairs', minimum=1)
+    if data.has('reported_speed_sign'):
+        sign = data.raw('reported_speed_sign')
+        if sign not in (-1, 1) or isinstance(sign, bool):
+            data.fail(f'expected 1 or -1, got {sign!r}', 'reported_speed_sign')
+        values['reported_speed_sign'] = float(sign)
+    vesc = VescParameters(**values)
+    if vesc.servo_min >= vesc.servo_max:
+        data.fail(f'expected servo_min < servo_max, got {vesc.servo_min} and {vesc.servo_max}',
+                  'servo_min')
+    return vesc
+
+
 def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') -> VehicleConfig:
     """Validate the dynamics keys of a car profile.
 
@@ -206,7 +253,7 @@ def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') 
                          physics_rate_hz=rate,
                          params=_car_parameters(root.section('CarParameters')),
                          controller=_controller(root.section('Controller'), rate),
-                         source=source, actuators=_actuators(root))
+                         source=source, actuators=_actuators(root), vesc=_vesc(root))
 
 
 def load_vehicle_config_file(path: str | Path) -> VehicleConfig:

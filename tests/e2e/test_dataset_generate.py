@@ -231,3 +231,33 @@ def test_imu_and_gnss_noise_comes_from_the_run_seed(workspace: Path) -> None:
         encoders = [c for c in reader.connections if c.topic == '/encoders']
         assert [c.msgtype for c in encoders] == ['sensor_msgs/msg/JointState']
         assert sum(1 for _ in reader.messages(encoders)) == 41
+
+
+def test_late_sensors_are_recorded_when_they_arrive_stamped_when_captured(
+        workspace: Path) -> None:
+    """A scan 50 ms and an IMU 25 ms late (two and one frames at 40 Hz): each message is
+    written at the frame it arrives in, stamped with the frame it was captured in; none is
+    lost on the way, and the samples of t=0 go out at once (the car stood there before)."""
+    profile = yaml.safe_load((installed_resources() / 'config' / 'cars' / 'f1tenth.yaml')
+                             .read_text())
+    profile['Sensors']['scan']['latency'] = 0.05
+    profile['Sensors']['imu'] = {'type': 'imu', 'position': [0.1, 0.0, 0.05], 'rate_hz': 40.0,
+                                 'latency': 0.025}
+    (workspace / 'late_car.yaml').write_text(yaml.safe_dump(profile))
+    spec = workspace / 'late.yaml'
+    spec.write_text(yaml.safe_dump({'runs': 1, 'duration_s': 1.0, 'seed': 1, 'track': 'track',
+                                    'profile': str(workspace / 'late_car.yaml')}))
+    done = generate(spec, workspace / 'late')
+    assert done.returncode == 0, done.stderr
+    frame_ns = 25_000_000
+    with AnyReader([Path(manifest(workspace / 'late')['runs'][0]['bag'])]) as reader:
+        for topic, frames in (('/scan', 2), ('/imu', 1)):
+            connections = [c for c in reader.connections if c.topic == topic]
+            written = []
+            for connection, log_ns, raw in reader.messages(connections):
+                stamp = reader.deserialize(raw, connection.msgtype).header.stamp
+                written.append((log_ns, stamp.sec * 1_000_000_000 + stamp.nanosec))
+            assert written[0] == (0, 0), topic
+            assert all(log - stamp == frames * frame_ns for log, stamp in written[1:]), topic
+            stamps = [stamp for _, stamp in written]
+            assert stamps == [i * frame_ns for i in range(41 - frames)], topic

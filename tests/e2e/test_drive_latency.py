@@ -9,11 +9,13 @@ one frame.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from ackermann_msgs.msg import AckermannDriveStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import qos_profile_sensor_data
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from simharness import Probe, Simulation, installed_resources
 
@@ -88,3 +90,65 @@ def test_a_drive_step_reaches_the_odometry_after_the_dead_time(simulation, tmp_p
     frame = 1.0 / FRAME_RATE_HZ
     expected = PIPELINE_FRAMES * frame + dead_time_s
     assert abs(latency - expected) <= frame + 1e-6, (latency, expected)
+
+
+class ScanClock:
+    """Answers each scan of the ego with a standstill command and notes, per scan, the sim time
+    of the frame it came out in (the last /clock: with ``wait_for_drivers`` the next one waits
+    for this answer) and its stamp."""
+
+    def __init__(self, sim: Simulation) -> None:
+        names = load_scenario(sim.settings_file, installed_resources()).car('ego').names
+        self.probe = Probe(sim.domain_id, 'scan_latency_probe')
+        node = self.probe.node
+        self.clock_s = 0.0
+        self.seen: list[tuple[float, float]] = []  # (frame time, stamp)
+        self.drive = node.create_publisher(AckermannDriveStamped, names.drive_topic, 10)
+        node.create_subscription(Clock, '/clock', self.on_clock, 10)
+        node.create_subscription(LaserScan, names.sensor_topics['scan'], self.on_scan,
+                                 qos_profile_sensor_data)
+
+    def on_clock(self, clock: Clock) -> None:
+        self.clock_s = max(self.clock_s, stamp_s(clock.clock))
+
+    def on_scan(self, scan: LaserScan) -> None:
+        self.seen.append((self.clock_s, stamp_s(scan.header.stamp)))
+        command = AckermannDriveStamped()
+        command.header.stamp = scan.header.stamp
+        self.drive.publish(command)
+
+
+def scan_lags(simulation, profile: Path) -> list[float]:
+    """Per scan of the last 20 of 40: the frame time it came out in minus its stamp (the first
+    ones may beat the probe's /clock subscription to its first message); their stamps one
+    frame apart (none lost)."""
+    sim = simulation(settings={
+        'simulation': {'frame_rate_hz': FRAME_RATE_HZ, 'wait_for_drivers': True},
+        'cars': [{'name': 'ego', 'profile': str(profile)}]})
+    probe = ScanClock(sim)
+    try:
+        assert probe.probe.spin_until(lambda: len(probe.seen) >= 40, 60.0), sim.log
+    finally:
+        probe.probe.close()
+    settled = probe.seen[20:40]
+    stamps = [stamp for _, stamp in settled]
+    assert all(abs(b - a - 1.0 / FRAME_RATE_HZ) < 1e-6 for a, b in itertools.pairwise(stamps))
+    assert sim.stop() == 0, sim.log
+    return [t - stamp for t, stamp in settled]
+
+
+def test_a_late_scan_goes_out_its_latency_after_its_capture_stamped_then(simulation,
+                                                                          tmp_path) -> None:
+    """Against a scan without latency (which goes out a fixed pipeline's frames after its
+    capture, docs/dynamics-node.md), a latency of two frames adds two: every scan, to 1 us."""
+    latency_s = 0.05
+    ideal = profile_with(tmp_path / 'ideal', '{}')
+    text = (installed_resources() / 'config' / 'cars' / 'f1tenth.yaml').read_text()
+    late = tmp_path / 'late' / 'car.yaml'
+    late.parent.mkdir(parents=True)
+    late.write_text(text.replace('    range_max: 30.0\n',
+                                 f'    range_max: 30.0\n    latency: {latency_s}\n', 1))
+    pipeline = scan_lags(simulation, ideal)
+    assert max(pipeline) - min(pipeline) < 1e-6  # the same for every scan
+    for lag in scan_lags(simulation, late):
+        assert abs(lag - pipeline[0] - latency_s) < 1e-6, (lag, pipeline[0])

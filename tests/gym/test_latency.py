@@ -58,3 +58,48 @@ def test_a_lagged_car_is_slower_to_its_speed_and_the_same_on_every_run(
         speeds.append(float(obs['velocity'][0]))
     assert speeds[1] < speeds[0] - 0.5
     assert speeds[1] == speeds[2]
+
+
+def scans(env: RaceEnv, steps: int) -> list[np.ndarray]:
+    """The scans ``env`` observes from a reset through ``steps`` steps of a turn at 3 m/s."""
+    obs, _ = env.reset(seed=3)
+    seen = [obs['scan'].copy()]
+    for _ in range(steps):
+        obs, *_ = env.step(np.array([0.3, 3.0], np.float32))
+        seen.append(obs['scan'].copy())
+    return seen
+
+
+def late_scan(make_profile: MakeProfile, **timing: float) -> str:
+    """config/cars/f1tenth.yaml with ``timing`` (latency, latency_jitter) on its scan."""
+    return str(make_profile('late.yaml', lambda data: data['Sensors']['scan'].update(timing)))
+
+
+def test_a_late_scan_shows_what_an_ideal_one_showed_its_latency_before(
+        make_env: MakeEnv, make_profile: MakeProfile) -> None:
+    """The car drives the same (latency delays what it sees, not what it does), so the late
+    observation at step k is the ideal one of step k - 3; the first steps hold the scan of the
+    reset, taken while the car stood there."""
+    ideal = scans(make_env(timestep=TIMESTEP_S), 40)
+    late = scans(make_env(timestep=TIMESTEP_S,
+                          profile=late_scan(make_profile, latency=3 * TIMESTEP_S)), 40)
+    assert not np.array_equal(ideal[40], ideal[37])  # the view changes step by step
+    for k in range(3):
+        np.testing.assert_array_equal(late[k], ideal[0])
+    for k in range(3, 41):
+        np.testing.assert_array_equal(late[k], ideal[k - 3])
+
+
+def test_jitter_delays_each_scan_within_its_bounds_in_order_and_repeatably(
+        make_env: MakeEnv, make_profile: MakeProfile) -> None:
+    ideal = scans(make_env(timestep=TIMESTEP_S), 60)
+    profile = late_scan(make_profile, latency=2 * TIMESTEP_S, latency_jitter=3 * TIMESTEP_S)
+    late = scans(make_env(timestep=TIMESTEP_S, profile=profile), 60)
+    captured = [next(j for j in range(len(ideal)) if np.array_equal(scan, ideal[j]))
+                for scan in late]
+    lags = [k - j for k, j in enumerate(captured)][10:]  # past the held scan of the reset
+    assert min(lags) >= 2 and max(lags) <= 2 + 3 + 1  # latency, jitter, one frame's rounding
+    assert len(set(lags)) > 1  # it does jitter
+    assert captured == sorted(captured)  # a sample never overtakes its predecessor
+    again = scans(make_env(timestep=TIMESTEP_S, profile=profile), 60)
+    assert all(np.array_equal(a, b) for a, b in zip(again, late, strict=True))

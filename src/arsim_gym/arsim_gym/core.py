@@ -113,6 +113,14 @@ class Sim:
         self.frame: Frame | None = None
         self.sensors: Mapping[str, np.ndarray] = {}
         self.start_ns = np.zeros(len(self.controlled), dtype=np.int64)  # per controlled car
+        self.late = self.engine.latency.active  # a sensor of a car is late
+
+    def arrive(self, frame: Frame) -> Frame:
+        """Take ``frame`` as the current one. Observations read each sensor's latest sample
+        that has arrived: with a latency, a frame may bring none of a sensor's."""
+        self.frame = frame
+        self.sensors = {**self.sensors, **frame.sensors} if self.late else frame.sensors
+        return frame
 
     def close(self) -> None:
         self.engine.close()
@@ -323,8 +331,7 @@ class RaceCore:
         if self.packed:
             sim = self.sims[0]
             self._command(sim, rows, usable)
-            sim.frame = sim.engine.advance()
-            sim.sensors = sim.frame.sensors
+            sim.arrive(sim.engine.advance())
             if restarting:
                 assert restart is not None
                 self._restart_packed(np.flatnonzero(restart), None)
@@ -337,8 +344,7 @@ class RaceCore:
                 self._command(sim, rows[i * k:(i + 1) * k], usable[i * k:(i + 1) * k])
                 if sim.policies:
                     _drive_opponents(sim)
-                sim.frame = sim.engine.advance()
-                sim.sensors = sim.frame.sensors
+                sim.arrive(sim.engine.advance())
         self._status_cache = None
         collided = self._collided()
         if restarting:
@@ -375,8 +381,7 @@ class RaceCore:
             self._usable(rows, depth=5)  # the warning, at the caller of the env's step
         if sim.policies:
             _drive_opponents(sim)
-        frame = sim.frame = sim.engine.advance()
-        sim.sensors = frame.sensors
+        frame = sim.arrive(sim.engine.advance())
         self._status_cache = None
         touching = frame.judgement.new_contacts
         hit = bool(touching) and sim.controlled[0] in touching
@@ -634,7 +639,7 @@ def _drive_opponents(sim: Sim) -> None:
         if isinstance(policy, PurePursuit):
             steer, speed = policy.act(frame.states[name])
         else:
-            steer, speed = policy.act(frame.sensors[f'{name}/{sim.setup.scan[name].name}'])
+            steer, speed = policy.act(sim.sensors[f'{name}/{sim.setup.scan[name].name}'])
         sim.engine.vehicles[name].set_ackermann(speed, steer)
 
 

@@ -43,7 +43,7 @@ from arsim_core.engine.schedule import SensorKey
 from arsim_core.log_limit import LogLimit
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.protocol import framing
-from arsim_core.protocol.messages import InitialSettings, TrackRequest, UpdateReply
+from arsim_core.protocol.messages import FrameMeta, InitialSettings, TrackRequest, UpdateReply
 from arsim_core.recording.bag import BagSummary, BagWriter
 from arsim_core.track import Track
 from arsim_launch.arguments import launch_overrides
@@ -74,14 +74,14 @@ class RunJob:
 
 
 class KeptReplyRenderer:
-    """The in-process embedded backend through its protocol face, keeping each reply: the
-    republishers need the frames' descriptions (stamps, encodings), which the engine's
-    in-process shortcut leaves out."""
+    """The in-process embedded backend through its protocol face, keeping the description of
+    every frame name it has rendered: the republishers need them (encodings), which the
+    engine's in-process shortcut leaves out."""
 
     def __init__(self) -> None:
         self.inner = InProcessRenderer()
         self.backend = self.inner.backend  # the randomisation sets sensor noise on it
-        self.reply: framing.Message | None = None
+        self.meta: dict[str, FrameMeta] = {}
 
     def start(self, settings: InitialSettings, timeout_s: float) -> Mapping[str, Any]:
         return self.inner.start(settings, timeout_s)
@@ -94,13 +94,9 @@ class KeptReplyRenderer:
         self.inner.send(step, time_ns, poses, due)
 
     def receive(self) -> framing.Message:
-        self.reply = self.inner.receive()
-        return self.reply
-
-    def take(self) -> dict[str, UpdateReply]:
-        """The last reply's frames by car, once (nothing was due: none)."""
-        reply, self.reply = self.reply, None
-        return {} if reply is None else UpdateReply.from_wire(reply).by_car()
+        reply = self.inner.receive()
+        self.meta.update(UpdateReply.from_wire(reply).meta)
+        return reply
 
     def close(self) -> None:
         self.inner.close()
@@ -209,8 +205,8 @@ class _Writer:
         for car, publisher in self.state_pubs.items():
             publisher.publish(car_state_message(car, self.engine.vehicles[car], frame.time_ns,
                                                 self.world_frame))
-        sensors = self.renderer.take()
-        computed = self._computed(frame)
+        sensors = self._described(frame, self.renderer.meta)
+        computed = self._described(frame, self.engine.computed.frame_meta(frame.sensors, 0))
         for name, outputs in self.cars.items():
             outputs.publish(frame.step, frame.time_ns,
                             car_frame(name, frame.states[name], sensors.get(name),
@@ -219,12 +215,16 @@ class _Writer:
             self._checkpoint_ns = frame.time_ns
             self.recording.bag.checkpoint()
 
-    def _computed(self, frame: Frame) -> dict[str, UpdateReply]:
-        """The frame's computed sensors by car, described as the bridge fans them out."""
-        meta = self.engine.computed.frame_meta(frame.sensors, frame.time_ns)
-        if not meta:
+    @staticmethod
+    def _described(frame: Frame, meta: Mapping[str, FrameMeta]) -> dict[str, UpdateReply]:
+        """The frame's sensors that ``meta`` describes, by car, stamped when each was
+        captured (a late sensor's sample arrives frames after)."""
+        described = {name: meta[name]._replace(stamp_ns=frame.stamp_ns(name))
+                     for name in frame.sensors if name in meta}
+        if not described:
             return {}
-        return UpdateReply({name: frame.sensors[name] for name in meta}, meta).by_car()
+        return UpdateReply({name: frame.sensors[name] for name in described},
+                           described).by_car()
 
     def close(self, frame: Frame) -> BagSummary:
         """The final race results (latched), then the bag closed."""

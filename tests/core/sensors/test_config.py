@@ -91,6 +91,9 @@ def test_every_sensor_type_parses(write_profile) -> None:
     ('encoders', 'gear_ratio', 1e308, 'expected a number in (0, 1000'),
     ('encoders', 'track_width', -0.2, 'expected a number in (0, 100'),
     ('encoders', 'joint_names', ['wheel', 'wheel'], 'two different joint names'),
+    ('scan', 'latency', -0.01, 'expected a number in [0, 10'),
+    ('camera', 'latency_jitter', 11.0, 'expected a number in [0, 10'),
+    ('truth', 'latency', 0.1, 'unknown key'),
 ])
 def test_impossible_settings_name_file_sensor_and_key(write_profile, sensor, key, value,
                                                       expected) -> None:
@@ -102,6 +105,16 @@ def test_impossible_settings_name_file_sensor_and_key(write_profile, sensor, key
     message = str(error.value)
     assert re.match(rf'{re.escape(str(path))}:\d+: Sensors\.{sensor}\.{key}: ', message), message
     assert expected in message
+
+
+def test_latency_is_read_for_every_sensor_but_the_ground_truth(write_profile) -> None:
+    sensors = {name: {**spec, 'latency': 0.05} for name, spec in ALL.items()
+               if spec['type'] != 'ground_truth'}
+    sensors['imu']['latency_jitter'] = 0.01
+    profile = load_profile(write_profile(sensors))
+    assert all(spec.latency == 0.05 and spec.late for spec in profile.sensors)
+    assert profile.sensor('imu').latency_jitter == 0.01
+    assert profile.sensor('scan').latency_jitter == 0.0
 
 
 def test_an_image_too_large_for_memory_is_refused(write_profile) -> None:

@@ -10,6 +10,9 @@ Each entry is one sensor, named by its key, with a ``type`` that picks its parse
   ``objects`` (vision_msgs/Detection3DArray: cones and other cars around the car) and
   ``cones`` (eufs_msgs/ConeArrayWithCovariance: the placed cones around the car, by colour).
 
+Every sensor but ``ground_truth`` may also be late: ``latency`` [s] from capture to publication
+and ``latency_jitter`` [s], a uniform extra delay drawn per sample (``arsim_core.sensors.latency``).
+
 A spec says whether the backend renders it (``rendered``), so the bridge asks the backend only
 for those, and whether it sits on the car (``mount``: a frame on /tf_static). Every value is
 checked here, at start-up, so an impossible sensor stops the launch with one message naming the
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, cast
 
 from arsim_core.yaml_fields import Section
@@ -38,6 +41,7 @@ CAMERA_OUTPUTS = ('rgb', 'depth', 'semantic')
 # Bytes per pixel: what each output sends, plus the colour, depth and label targets rendered.
 _OUTPUT_BYTES = {'rgb': 3, 'depth': 4, 'semantic': 1}
 _RENDER_BYTES_PER_PIXEL = 4 + 4 + 4 + 1
+MAX_SENSOR_LATENCY_S = 10.0  # beyond, no sensor: a typo
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,21 @@ class Mount:
 ORIGIN = Mount(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SensorTiming:
+    """When a sensor's samples reach its subscribers: ``latency`` [s] after capture, plus a
+    uniform draw in [0, ``latency_jitter``] [s]; stamped with the capture time."""
+
+    latency: float = 0.0
+    latency_jitter: float = 0.0
+
+    @property
+    def late(self) -> bool:
+        return self.latency > 0.0 or self.latency_jitter > 0.0
+
+
 @dataclass(frozen=True)
-class Lidar2DSpec:
+class Lidar2DSpec(SensorTiming):
     """A planar scanning range finder, published as sensor_msgs/LaserScan."""
 
     name: str
@@ -93,7 +110,7 @@ class Lidar2DSpec:
 
 
 @dataclass(frozen=True)
-class Lidar3DSpec:
+class Lidar3DSpec(SensorTiming):
     """A spinning multi-channel LiDAR, published as an organised PointCloud2 (ouster-ros layout).
 
     One message per revolution: ``rate_hz`` is the scan (rotation) frequency. Columns are
@@ -135,7 +152,7 @@ class Lidar3DSpec:
 
 
 @dataclass(frozen=True)
-class CameraSpec:
+class CameraSpec(SensorTiming):
     """A pinhole camera: rgb8 colour, 32FC1 depth [m] and mono8 class ids, each optional.
 
     ``fov_rad`` is the horizontal field of view; pixels are square, so the vertical one follows
@@ -167,7 +184,7 @@ class CameraSpec:
 
 
 @dataclass(frozen=True)
-class ImuSpec:
+class ImuSpec(SensorTiming):
     """An IMU on the car: specific force (gravity included: +g on z at rest), angular velocity
     and orientation in its own frame, each with Gaussian noise and a constant bias."""
 
@@ -190,7 +207,7 @@ class ImuSpec:
 
 
 @dataclass(frozen=True)
-class GnssSpec:
+class GnssSpec(SensorTiming):
     """A GNSS antenna: NavSatFix of its position, the world frame's origin placed at
     ``origin`` (latitude, longitude [deg], WGS84 altitude [m]) with x east and y north."""
 
@@ -212,7 +229,7 @@ class GnssSpec:
 
 
 @dataclass(frozen=True)
-class WheelOdometrySpec:
+class WheelOdometrySpec(SensorTiming):
     """Odometry as vesc_to_odom computes it: speed and steering angle (with noise) integrated
     with the wheelbase, in a frame that starts at the car's first pose."""
 
@@ -234,7 +251,7 @@ class WheelOdometrySpec:
 
 
 @dataclass(frozen=True)
-class WheelEncodersSpec:
+class WheelEncodersSpec(SensorTiming):
     """Incremental encoders on the two rear wheels: whole ticks counted since the car's first
     sample, ``ticks_per_revolution`` of the encoder's shaft turning ``gear_ratio`` times per
     wheel revolution (so ticks = ticks_per_revolution x gear_ratio x wheel revolutions, as in
@@ -261,7 +278,7 @@ class WheelEncodersSpec:
 
 
 @dataclass(frozen=True)
-class GroundTruthSpec:
+class GroundTruthSpec(SensorTiming):
     """The exact pose and velocity of base_link in the world frame, as nav_msgs/Odometry."""
 
     name: str
@@ -277,7 +294,7 @@ class GroundTruthSpec:
 
 
 @dataclass(frozen=True)
-class ObjectsSpec:
+class ObjectsSpec(SensorTiming):
     """3D ground truth of what is around the car: the track's cones and the other cars, as
     boxes in base_link (vision_msgs/Detection3DArray), those within ``range_m``."""
 
@@ -295,7 +312,7 @@ class ObjectsSpec:
 
 
 @dataclass(frozen=True)
-class ConesSpec:
+class ConesSpec(SensorTiming):
     """Ground-truth cones around the car, as EUFS sim publishes them: the track's placed cones
     (standing, or where they lie) within ``range_m``, by colour, in base_link
     (eufs_msgs/ConeArrayWithCovariance, zero covariance)."""
@@ -325,7 +342,8 @@ SensorSpec = (Lidar2DSpec | Lidar3DSpec | CameraSpec | ImuSpec | GnssSpec | Whee
               | WheelEncodersSpec | GroundTruthSpec | ObjectsSpec | ConesSpec)
 RenderedSpec = Lidar2DSpec | Lidar3DSpec | CameraSpec
 
-_COMMON = frozenset({'type', 'rate_hz'})
+_TIMING = frozenset({'latency', 'latency_jitter'})
+_COMMON = frozenset({'type', 'rate_hz'}) | _TIMING
 _MOUNTED = _COMMON | {'position', 'rotation'}
 
 
@@ -526,7 +544,7 @@ def _wheel_encoders(name: str, section: Section) -> WheelEncodersSpec:
 
 
 def _ground_truth(name: str, section: Section) -> GroundTruthSpec:
-    section.reject_unknown(_COMMON)
+    section.reject_unknown(_COMMON - _TIMING)  # the truth, now: never late
     return GroundTruthSpec(name=name, rate_hz=_rate(section))
 
 
@@ -563,7 +581,10 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
             section.fail(f'expected a sensor name of letters, digits and underscores, got '
                          f'{name!r}', name)
         kind = entry.string('type', choices=SENSOR_TYPES.keys())
-        sensors.append(SENSOR_TYPES[kind][1](name, entry))
+        spec = SENSOR_TYPES[kind][1](name, entry)
+        timing = {key: entry.number(key, minimum=0.0, maximum=MAX_SENSOR_LATENCY_S)
+                  for key in _TIMING if entry.has(key)}
+        sensors.append(replace(spec, **timing) if timing else spec)
     return tuple(sensors)
 
 

@@ -19,6 +19,7 @@ odometry, and the objects ground truth from every car's state and the track's co
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -52,6 +53,7 @@ from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import Pose2D
 from arsim_core.sensors.computed import ComputedSensors
+from arsim_core.sensors.latency import SensorLatency
 
 # A state faster than this many times the car's top speed is not a car's: refused.
 ABSURD_SPEED_FACTOR = 3.0
@@ -66,13 +68,20 @@ class Frame(NamedTuple):
     IMU, GNSS, wheel odometry and objects as ``<car>/<sensor>``, float64 arrays whose layouts
     ``arsim_core.sensors.computed`` documents (``LAYOUTS``; ``Engine.computed.sensors`` says
     which names are computed). Each is there only in the frames it is due
-    (``step % frames_per_sample(rate_hz, frame period) == 0``)."""
+    (``step % frames_per_sample(rate_hz, frame period) == 0``), or, for a sensor with a
+    latency, in the frame it arrives (``arsim_core.sensors.latency``); ``stamps`` then holds
+    its capture time, which ``stamp_ns`` gives for every frame name."""
 
     step: int
     time_ns: int
     states: Mapping[str, CarState]
     judgement: Judgement
     sensors: Mapping[str, np.ndarray]
+    stamps: Mapping[str, int] = MappingProxyType({})
+
+    def stamp_ns(self, name: str) -> int:
+        """When sensor frame ``name`` was captured [ns of sim time]."""
+        return self.stamps.get(name, self.time_ns)
 
 
 class Engine:
@@ -96,6 +105,7 @@ class Engine:
         self.schedule = SensorSchedule(scenario.cars, self.period_ns)
         self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
         self.computed = ComputedSensors(scenario, seed)
+        self.latency: SensorLatency[int] = SensorLatency(scenario.cars, seed)
         self.configs: dict[str, VehicleConfig] = {
             car.name: car.profile.vehicle for car in scenario.cars}
         self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
@@ -253,6 +263,7 @@ class Engine:
         if seed is not None and isinstance(self.renderer, InProcessRenderer):
             self.renderer.reseed(seed)
         self.computed.reset(seed)
+        self.latency.reset(seed)
         if seed is not None:
             self.command_seed = seed
             for name, vehicle in self.vehicles.items():
@@ -272,13 +283,15 @@ class Engine:
             self.missions.restart(self.names, 0.0)
         judgement = self.referee.judge(self.states)
         self.show_cones()
-        return Frame(0, 0, dict(self.states), judgement, self._sensors(self.states))
+        # Frame 0 arrives at once, also from late sensors: the car stood there before.
+        return Frame(0, 0, dict(self.states), judgement, self._captured(self.states))
 
     def restart(self, poses: Mapping[str, Pose2D]) -> Mapping[str, np.ndarray]:
         """Put some in-process cars back at rest at ``poses`` with fresh race records while
         the others run on (independent episodes sharing one engine, as in a vector
         environment); returns their sensors due in this frame, rendered and computed where
         they now are (their computed sensors start afresh, as after ``reset``)."""
+        self.latency.forget(poses)
         for name, pose in poses.items():
             self.vehicles[name].reset(*pose)
             self.pending.pop(name, None)
@@ -385,7 +398,12 @@ class Engine:
         states = self._read_states()
         judgement = self.judge(states, events, trusted=True)
         self.show_cones()
-        return Frame(self.step, self.time_ns, states, judgement, self._sensors(states))
+        sensors = self._captured(states)
+        if not self.latency.active:
+            return Frame(self.step, self.time_ns, states, judgement, sensors)
+        captured = dict.fromkeys(sensors, self.time_ns)
+        arrived, stamps = self.latency.release(self.time_ns, sensors, captured)
+        return Frame(self.step, self.time_ns, states, judgement, arrived, stamps)
 
     def planar_states(self) -> np.ndarray:
         """(cars, 7) float64 rows of x, y, yaw, vx, vy, yaw rate and steering angle of the
@@ -425,9 +443,9 @@ class Engine:
         return self.computed.compute(self.step, self.time_ns, states, accelerations,
                                      placed_cones=self.cones)
 
-    def _sensors(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
-        """This frame's rendered and computed sensors; the engine's vehicles report no
-        acceleration, so the IMU differences it."""
+    def _captured(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
+        """This frame's rendered and computed sensors, as captured now; the engine's vehicles
+        report no acceleration, so the IMU differences it."""
         due = self.schedule.due(self.step)
         rendered = self._render_sensors(self.states, due) if due else {}
         computed = self.sense(states, accelerations=False)

@@ -16,12 +16,14 @@ from typing import Protocol
 from arsim_core.engine.engine import Engine
 from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.referee import Judgement
+from arsim_core.engine.schedule import DRIVER_INPUTS
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.protocol import framing
-from arsim_core.protocol.messages import UpdateReply
+from arsim_core.protocol.messages import FrameMeta, UpdateReply
 from arsim_core.recording.ledger import REPORT_EVERY_FRAMES
+from arsim_core.sensors.latency import SensorLatency
 
 STATUS_PERIOD_S = 10.0
 PING_PERIOD_S = 0.2
@@ -146,6 +148,9 @@ class Lockstep:
         self._status_at = 0.0
         self._silent_since: dict[str, float] = {}  # car -> when its state first came late
         self.clock: Callable[[], float] = time.monotonic  # wall time, for the patience
+        # Late sensors' samples go out when they arrive (rendered and computed lines alike).
+        self.rendered_latency = SensorLatency[FrameMeta](engine.cars, engine.seed)
+        self.computed_latency = SensorLatency[FrameMeta](engine.cars, engine.seed)
 
     def start(self) -> None:
         """Track -> backend Ready -> every car at t=0 -> every republisher connected."""
@@ -341,6 +346,21 @@ class Lockstep:
         arrays = engine.sense(states, accelerations=True)
         return UpdateReply(arrays, engine.computed.frame_meta(arrays, engine.time_ns))
 
+    def _arrived(self, time_ns: int, reply: framing.Message, computed: UpdateReply
+                 ) -> tuple[framing.Message, UpdateReply, set[str]]:
+        """The rendered and computed samples that arrive at ``time_ns`` from the ones
+        captured then (``arsim_core.sensors.latency``), each with its capture stamp, and the
+        cars whose drivers get something to plan on from them."""
+        rendered = UpdateReply.from_wire(reply)
+        arrays, meta = self.rendered_latency.release(time_ns, rendered.arrays, rendered.meta)
+        frames = [{**entry.to_wire(), 'name': name} for name, entry in meta.items()]
+        reply = framing.Message(reply.topic, {**reply.header, 'frames': frames}, arrays)
+        computed = UpdateReply(*self.computed_latency.release(time_ns, computed.arrays,
+                                                              computed.meta))
+        informed = {m.car for m in meta.values()}
+        informed.update(m.car for m in computed.meta.values() if m.kind in DRIVER_INPUTS)
+        return reply, computed, informed
+
     def _collect(self) -> tuple[InFlight, framing.Message] | None:
         """The frame the backend has been rendering, with its reply; None before the first."""
         if self.in_flight is None:
@@ -353,10 +373,13 @@ class Lockstep:
         the cars that got sensor data."""
         drivers = self.link.drivers
         drivers.data_sent()
-        self.link.deliver(frame.time_ns, frame.states, reply, frame.computed)
+        computed, informed = frame.computed, frame.informed
+        if self.rendered_latency.active:
+            reply, computed, informed = self._arrived(frame.time_ns, reply, computed)
+        self.link.deliver(frame.time_ns, frame.states, reply, computed)
         if not self.scenario.wait_for_drivers:
             return
-        awaited = drivers.awaited(frame.informed)
+        awaited = drivers.awaited(informed)
         timeout = self.scenario.driver_timeout_s
         if awaited and not self.link.spin_until(lambda: drivers.answered(awaited), timeout):
             silent = drivers.give_up(awaited)

@@ -582,9 +582,10 @@ def load_sensors(section: Section) -> tuple[SensorSpec, ...]:
                          f'{name!r}', name)
         kind = entry.string('type', choices=SENSOR_TYPES.keys())
         spec = SENSOR_TYPES[kind][1](name, entry)
-        timing = {key: entry.number(key, minimum=0.0, maximum=MAX_SENSOR_LATENCY_S)
-                  for key in _TIMING if entry.has(key)}
-        sensors.append(replace(spec, **timing) if timing else spec)
+        latency, jitter = (entry.number(key, 0.0, minimum=0.0, maximum=MAX_SENSOR_LATENCY_S)
+                           for key in ('latency', 'latency_jitter'))
+        late = latency > 0.0 or jitter > 0.0
+        sensors.append(replace(spec, latency=latency, latency_jitter=jitter) if late else spec)
     return tuple(sensors)
 
 

@@ -26,7 +26,7 @@ from arsim_core.description import wheels as description_wheels
 from arsim_core.errors import ConfigError
 
 TOPIC_MAPS = ('f1tenth_gym', 'f1tenth_car')
-PROFILES = ('f1tenth', 'full_scale', 'formula_student')
+PROFILES = ('f1tenth', 'full_scale', 'formula_student', 'model_1_14', 'platform_1_5')
 EGO_PREFIX = {'f1tenth_gym': 'ego_racecar/', 'f1tenth_car': ''}
 WHEELS = ('front_left_wheel', 'front_right_wheel', 'rear_left_wheel', 'rear_right_wheel')
 

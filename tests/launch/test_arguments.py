@@ -85,12 +85,13 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
     ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, web, got 'rviz'"),
     ({'one_process': 'yes'}, "launch argument one_process: expected true or false, got 'yes'"),
     ({'profile': 'racecar'}, r"launch argument profile: expected one of \['f1tenth', "
-                             r"'formula_student', 'full_scale'\] or a path to a .yaml file, "
-                             r"got 'racecar'"),
+                             r"'formula_student', 'full_scale', 'model_1_14', 'platform_1_5'\] "
+                             r"or a path to a .yaml file, got 'racecar'"),
     ({'profile': 'nope/car.yaml'}, 'launch argument profile: expected a name in .* or an '
                                    'existing .yaml file'),
     ({'track': 'monza'}, r'launch argument track: expected a track name in maps/ '
-                         r'\(arsim_ring, fs_acceleration, fs_autocross, fs_skidpad, '
+                         r'\(arsim_ring, arsim_ring_1_14, arsim_ring_1_5, '
+                         r'arsim_ring_full_scale, fs_acceleration, fs_autocross, fs_skidpad, '
                          r'fs_trackdrive\) or a path'),
     ({'topic_map': 'ros1'}, 'launch argument topic_map: expected one of'),
     ({'rtf': '-1'}, r"launch argument rtf: expected a real-time factor of 0 \(as fast as "

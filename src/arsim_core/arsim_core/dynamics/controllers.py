@@ -64,7 +64,10 @@ SPEED_APPLIED: Final = 23  #: the speed target after the lag [m/s]
 THROTTLE_APPLIED: Final = 24  #: throttle after the lag
 BRAKE_APPLIED: Final = 25  #: brake after the lag
 ACCEL_APPLIED: Final = 26  #: the direct acceleration input after the lag [m/s^2]
-N_CONTROL: Final = 27
+#: the largest acceleration the powertrain pushes with now [m/s^2]; < 0: no powertrain bound
+#: (.powertrain sets it every frame)
+DRIVE_LIMIT: Final = 27
+N_CONTROL: Final = 28
 
 MODE_ACKERMANN: Final = 0.0
 MODE_NORMALISED: Final = 1.0
@@ -121,6 +124,7 @@ def initial_controller(gains: ControllerGains, p: CarParameters, steering_lag: f
     """A controller vector holding the gains and the actuators' lag time constants [s],
     Ackermann mode, all targets zero."""
     c = [0.0] * N_CONTROL
+    c[DRIVE_LIMIT] = -1.0
     c[STEER_LAG] = steering_lag
     c[DRIVE_LAG] = drive_lag
     c[MODE] = MODE_ACKERMANN
@@ -184,10 +188,17 @@ def control(steer: float, speed: float, p: Sequence[float], c: MutableSequence[f
         lim = c[ACCEL_LIMIT]
         if lim > 0.0:
             accel = min(max(accel, -lim), lim)
+        drive = c[DRIVE_LIMIT]
+        if drive >= 0.0:  # the powertrain bounds what pushes along the direction of travel
+            if speed >= 0.0:
+                accel = min(accel, drive)
+            else:
+                accel = max(accel, -drive)
     else:
         c[THROTTLE_APPLIED] = _lagged(c[THROTTLE_APPLIED], c[THROTTLE], drive_lag, h)
         c[BRAKE_APPLIED] = _lagged(c[BRAKE_APPLIED], c[BRAKE], drive_lag, h)
-        accel = c[THROTTLE_APPLIED] * c[THROTTLE_ACCEL]
+        drive = c[DRIVE_LIMIT]
+        accel = c[THROTTLE_APPLIED] * (c[THROTTLE_ACCEL] if drive < 0.0 else drive)
         resist = c[BRAKE_APPLIED] * c[BRAKE_DECEL] + c[COAST_DECEL]
         # resistance opposes motion but must not reverse it within one sub-step
         resist = min(resist, abs(speed) / h)

@@ -86,6 +86,7 @@ class Fleet:
         for i, vehicle in enumerate(self.vehicles):
             vehicle.share_rows(self.states[i], self.params[i], self.controls[i])
         self._buf = np.zeros((5, self.states.shape[1]))
+        self._geared = [(i, v) for i, v in enumerate(self.vehicles) if v.gearbox is not None]
         self._ok = np.ones(len(self.vehicles), dtype=bool)
         self._planar = np.zeros((len(self.vehicles), len(PLANAR_COLUMNS)))
         self._dt, self._n, self._h = -1.0, 0, 0.0
@@ -123,6 +124,9 @@ class Fleet:
         for name in skip:
             if name in self.names:
                 skipped[self.names.index(name)] = True
+        for i, vehicle in self._geared:
+            if not skipped[i]:
+                vehicle.engage_powertrain(dt)
         advance_rows(self.model, self.states, self.params, self.controls, skipped, self._n,
                      self._h, self.method, self._buf, self._ok)
         if not skip and self._ok.all():  # the usual frame

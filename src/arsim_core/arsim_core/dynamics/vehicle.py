@@ -24,6 +24,7 @@ from .controllers import (
     ACCEL_LIMIT,
     BRAKE,
     BRAKE_APPLIED,
+    DRIVE_LIMIT,
     JERK_LIMIT,
     LAST_ACCEL,
     LAST_SV,
@@ -44,6 +45,7 @@ from .controllers import (
 )
 from .integrators import INTEGRATORS, METHOD_IDS
 from .params import CarParameters, pack
+from .powertrain import Gearbox
 from .stepping import MODEL_IDS, advance
 from .vehicle_config import VehicleConfig
 
@@ -147,6 +149,9 @@ class Vehicle:
         if actuators.noisy:
             self.reseed(seed, car_index)
         self._control = python_function(control)
+        #: the combustion powertrain's gearbox, or None: the car's acceleration limits only
+        self.gearbox = None if config.powertrain is None else Gearbox(
+            config.powertrain, config.params.body.mass, config.params.tyre.wheel_radius)
         self._diverged = False
         self._time = 0.0
         self._dt = -1.0  # cached sub-step split of the last dt
@@ -174,6 +179,8 @@ class Vehicle:
             self._x[i] = float(v)
         self._diverged = False
         self._time = 0.0
+        if self.gearbox is not None:
+            self.gearbox.reset()
         c = self._c
         c[LAST_ACCEL] = 0.0
         c[LAST_SV] = 0.0
@@ -289,6 +296,8 @@ class Vehicle:
             return
         if self._dead_time is not None:
             self._dead_time.release(self._time, self._given, self._c)
+        if self.gearbox is not None:
+            self.engage_powertrain(dt)
         try:
             if self._model_id is not None:
                 ok = advance(self._model_id, self._x, self._p, self._c, self._n, self._h,
@@ -298,6 +307,12 @@ class Vehicle:
         except (ArithmeticError, ValueError):  # pure-Python math errors mean divergence too
             ok = False
         self.record_step(dt, ok)
+
+    def engage_powertrain(self, dt: float) -> None:
+        """Let the gearbox shift and bound the drive of the next ``dt`` s (here or in a
+        ``Fleet``) by what the engine gives at the current speed."""
+        assert self.gearbox is not None
+        self._c[DRIVE_LIMIT] = self.gearbox.drive_limit(self.speed, dt)
 
     def record_step(self, dt: float, ok: bool) -> None:
         """Book a step of ``dt`` s that ran on this vehicle's state (here or in a ``Fleet``):

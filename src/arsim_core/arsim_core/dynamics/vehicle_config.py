@@ -21,6 +21,9 @@ Layout (every key documented with units in docs/dynamics.md)::
     Actuators:               # optional, every key defaults to 0 (an ideal actuator)
       steering: {dead_time, lag, noise_std}   # [s], [s], [rad]
       drive:    {dead_time, lag, noise_std}   # [s], [s], the command's unit
+    Powertrain:              # optional: a combustion engine and gearbox (.powertrain)
+      {type: combustion, torque_curve: [[rpm, N m], ...], gear_ratios, final_drive,
+       efficiency, idle_rpm, upshift_rpm, downshift_rpm, shift_time, layout}
     Vesc:                    # optional: the VESC motor controller and servo (.vesc)
       {speed_to_erpm_gain, speed_to_erpm_offset, steering_angle_to_servo_gain,
        steering_angle_to_servo_offset, servo_min, servo_max, speed_min, speed_max, brake_max,
@@ -33,6 +36,8 @@ form ``<file>:<line>: <key.path>: expected <what>, got <value>`` (``yaml_fields.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -52,6 +57,7 @@ from .params import (
     SteeringParameters,
     TyreParameters,
 )
+from .powertrain import LAYOUTS, CombustionParameters
 from .registry import resolve_model
 from .vesc import VescParameters
 
@@ -59,7 +65,7 @@ from .vesc import VescParameters
 FOREIGN_KEYS: Final = frozenset({'Sensors', 'InitialPose', 'Footprint', 'description'})
 #: Top-level keys this loader reads.
 OWN_KEYS: Final = ('model', 'integrator', 'physics_rate_hz', 'CarParameters', 'Controller',
-                   'Actuators', 'Vesc')
+                   'Actuators', 'Powertrain', 'Vesc')
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,7 @@ class VehicleConfig:
     source: str = '<memory>'  #: profile path, for messages
     actuators: ActuatorParameters = ActuatorParameters()  #: dead times and lags (none)
     vesc: VescParameters | None = None  #: the VESC and servo, for the VESC topics (none)
+    powertrain: CombustionParameters | None = None  #: engine and gearbox (none)
 
 
 # --- value checks -------------------------------------------------------------------------------
@@ -233,6 +240,82 @@ def _vesc(root: Section) -> VescParameters | None:
     return vesc
 
 
+_RPM: Final = _Bounds(0.0, 1e5, exclusive_minimum=True)
+_RATIO: Final = _Bounds(0.0, 1e3, exclusive_minimum=True)
+
+
+def _numbers(section: Section, key: str, length: int | None, bounds: _Bounds,
+             what: str) -> list[float]:
+    """A list of numbers within ``bounds`` (``length`` of them, or any non-empty count)."""
+    raw = section.raw(key, what=what)
+    ok = isinstance(raw, list) and raw and (length is None or len(raw) == length)
+    values = [float(v) for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)
+              and math.isfinite(v)] if ok else []
+    if not ok or len(values) != len(raw) or not all(
+            (bounds.minimum is None or v > bounds.minimum) and
+            (bounds.maximum is None or v <= bounds.maximum) for v in values):
+        section.fail(f'expected {what}, got {raw!r}', key)
+    return values
+
+
+def _powertrain(root: Section, params: CarParameters) -> CombustionParameters | None:
+    """The optional ``Powertrain`` section (a combustion engine and its gearbox)."""
+    if not root.has('Powertrain'):
+        return None
+    data = root.section('Powertrain')
+    data.reject_unknown(('type', 'torque_curve', 'gear_ratios', 'final_drive', 'efficiency',
+                         'idle_rpm', 'upshift_rpm', 'downshift_rpm', 'shift_time', 'layout'))
+    data.string('type', choices=('combustion',))
+    raw_curve = data.raw('torque_curve', what='a list of [rpm, N m] points')
+    if not isinstance(raw_curve, list) or len(raw_curve) < 2:
+        data.fail(f'expected at least two [rpm, N m] points, got {raw_curve!r}', 'torque_curve')
+    rpm = _curve_column(data, raw_curve, 0, _RPM)
+    torque = _curve_column(data, raw_curve, 1, _Bounds(-1e5, 1e5))
+    if any(b <= a for a, b in itertools.pairwise(rpm)):
+        data.fail(f'expected increasing engine speeds, got {rpm}', 'torque_curve')
+    gears = _numbers(data, 'gear_ratios', None, _RATIO, 'a list of gear ratios > 0')
+    if any(b >= a for a, b in itertools.pairwise(gears)):
+        data.fail(f'expected decreasing ratios, first gear first, got {gears}', 'gear_ratios')
+    layout = data.string('layout', 'rwd', choices=tuple(LAYOUTS))
+    split, own = LAYOUTS[layout], params.drivetrain.drive_torque_split_front
+    if (own != split) if split is not None else not 0.0 < own < 1.0:
+        data.fail(f'layout {layout} does not agree with CarParameters.drivetrain.'
+                  f'drive_torque_split_front {own} (fwd: 1, rwd: 0, awd: between)', 'layout')
+    values = CombustionParameters(
+        torque_rpm=tuple(rpm), torque_nm=tuple(torque), gear_ratios=tuple(gears),
+        final_drive=_RATIO.read(data, 'final_drive'),
+        efficiency=data.number('efficiency', 0.9, minimum=0.0, maximum=1.0,
+                               exclusive_minimum=True),
+        idle_rpm=data.number('idle_rpm', 800.0, minimum=0.0, maximum=1e5,
+                             exclusive_minimum=True),
+        upshift_rpm=data.number('upshift_rpm', rpm[-1], minimum=0.0, maximum=1e5,
+                                exclusive_minimum=True),
+        downshift_rpm=data.number('downshift_rpm', 0.4 * rpm[-1], minimum=0.0, maximum=1e5),
+        shift_time=data.number('shift_time', 0.3, minimum=0.0, maximum=10.0),
+        layout=layout)
+    if not values.downshift_rpm < values.upshift_rpm <= values.redline_rpm:
+        data.fail(f'expected downshift_rpm < upshift_rpm <= the torque curve\'s last rpm '
+                  f'({values.redline_rpm}), got {values.downshift_rpm} and '
+                  f'{values.upshift_rpm}', 'upshift_rpm')
+    return values
+
+
+def _curve_column(data: Section, raw: list[Any], column: int, bounds: _Bounds) -> list[float]:
+    """Column ``column`` of the torque curve's [rpm, N m] points, each checked."""
+    values = []
+    for i, point in enumerate(raw):
+        ok = isinstance(point, list) and len(point) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in point)
+        value = float(point[column]) if ok else math.nan
+        if not ok or (bounds.minimum is not None and not value > bounds.minimum) or (
+                bounds.maximum is not None and value > bounds.maximum):
+            data.fail(f'expected [rpm > 0, N m] points, got {point!r} at [{i}]',
+                      'torque_curve')
+        values.append(value)
+    return values
+
+
 def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') -> VehicleConfig:
     """Validate the dynamics keys of a car profile.
 
@@ -249,11 +332,12 @@ def load_vehicle_config(profile: Section | Mapping[str, Any], source: str = '') 
     model = resolve_model(spec, source)
     integrator = root.string('integrator', choices=INTEGRATORS)
     rate = _PHYSICS_RATE.read(root, 'physics_rate_hz')
+    params = _car_parameters(root.section('CarParameters'))
     return VehicleConfig(model=model, model_name=spec, integrator=integrator,
-                         physics_rate_hz=rate,
-                         params=_car_parameters(root.section('CarParameters')),
+                         physics_rate_hz=rate, params=params,
                          controller=_controller(root.section('Controller'), rate),
-                         source=source, actuators=_actuators(root), vesc=_vesc(root))
+                         source=source, actuators=_actuators(root), vesc=_vesc(root),
+                         powertrain=_powertrain(root, params))
 
 
 def load_vehicle_config_file(path: str | Path) -> VehicleConfig:

@@ -103,3 +103,16 @@ def test_jitter_delays_each_scan_within_its_bounds_in_order_and_repeatably(
     assert captured == sorted(captured)  # a sample never overtakes its predecessor
     again = scans(make_env(timestep=TIMESTEP_S, profile=profile), 60)
     assert all(np.array_equal(a, b) for a, b in zip(again, late, strict=True))
+
+
+def test_a_randomised_scan_latency_delays_the_scan_as_the_profile_key_would(
+        make_env: MakeEnv, make_profile: MakeProfile) -> None:
+    """``scan_latency`` in the randomisation file and ``latency`` in the profile are one rule:
+    the same scans, step for step."""
+    drawn = scans(make_env(timestep=TIMESTEP_S,
+                           randomization={'scan_latency': [0.03, 0.03]}), 20)
+    declared = scans(make_env(timestep=TIMESTEP_S,
+                              profile=late_scan(make_profile, latency=0.03)), 20)
+    ideal = scans(make_env(timestep=TIMESTEP_S), 20)
+    assert all(np.array_equal(a, b) for a, b in zip(drawn, declared, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(drawn, ideal, strict=True))

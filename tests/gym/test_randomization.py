@@ -22,7 +22,7 @@ FULL = {'friction': [0.8, 1.1], 'mass_scale': [0.9, 1.1], 'max_acceleration': [7
         'max_speed': [8.0, 20.0], 'steering_dead_time': [0.0, 0.03], 'steering_lag': [0.0, 0.05],
         'drive_dead_time': [0.0, 0.03], 'drive_lag': [0.0, 0.1], 'steering_noise_std': [0.0, 0.01],
         'drive_noise_std': [0.0, 0.1],
-        'scan_noise_std': [0.0, 0.02], 'scan_dropout': [0.0, 0.01],
+        'scan_noise_std': [0.0, 0.02], 'scan_dropout': [0.0, 0.01], 'scan_latency': [0.0, 0.05],
         'start': {'along': [0.0, 2.0], 'lateral': [-0.2, 0.2], 'yaw': [-0.1, 0.1]},
         'opponents': [0, 3]}
 

@@ -113,13 +113,14 @@ class Sim:
         self.frame: Frame | None = None
         self.sensors: Mapping[str, np.ndarray] = {}
         self.start_ns = np.zeros(len(self.controlled), dtype=np.int64)  # per controlled car
-        self.late = self.engine.latency.active  # a sensor of a car is late
+        self.latency = self.engine.latency  # its ``active``: a sensor of a car is late
 
     def arrive(self, frame: Frame) -> Frame:
         """Take ``frame`` as the current one. Observations read each sensor's latest sample
         that has arrived: with a latency, a frame may bring none of a sensor's."""
         self.frame = frame
-        self.sensors = {**self.sensors, **frame.sensors} if self.late else frame.sensors
+        self.sensors = {**self.sensors, **frame.sensors} if self.latency.active \
+            else frame.sensors
         return frame
 
     def close(self) -> None:

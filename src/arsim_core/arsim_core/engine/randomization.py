@@ -15,6 +15,7 @@ Gymnasium environment, and once per run of ``arsim-dataset generate``::
     drive_noise_std: [0.0, 0.1]
     scan_noise_std: [0.0, 0.02]   # [m], every car's 2D LiDAR
     scan_dropout: [0.0, 0.01]     # share of beams dropped (NaN)
+    scan_latency: [0.0, 0.05]     # [s] from capture to arrival (sensor latency, docs/sensors.md)
     start: {along: [0.0, 2.0], lateral: [-0.2, 0.2], yaw: [-0.1, 0.1]}  # [m], [m], [rad]
     opponents: [0, 3]             # number of other cars, whole numbers, inclusive
     tracks: [arsim_ring, /path/to/track]           # one picked per reset, or
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.config.sensors import MAX_SENSOR_LATENCY_S, Lidar2DSpec
 from arsim_core.dynamics import VehicleConfig
 from arsim_core.dynamics.actuators import MAX_ACTUATOR_TIME_S, MAX_COMMAND_NOISE
 from arsim_core.engine.engine import Engine
@@ -48,13 +50,14 @@ ACTUATOR_NOISE_KEYS = ('steering_noise_std', 'drive_noise_std')
 ACTUATOR_KEYS = (*ACTUATOR_TIME_KEYS, *ACTUATOR_NOISE_KEYS)
 VEHICLE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
                 'max_steering_rate', 'max_speed', *ACTUATOR_KEYS)
-RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout')
+RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout', 'scan_latency')
 KEYS = (*RANGE_KEYS, 'start', 'opponents', 'tracks', 'random_track')
 #: Physical limits of each range: lowest, highest, and whether the lowest is excluded.
 LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True),
           'max_acceleration': (0.0, math.inf, True), 'max_steering': (0.0, math.pi / 2, True),
           'max_steering_rate': (0.0, math.inf, True), 'max_speed': (0.0, math.inf, True),
           'scan_noise_std': (0.0, math.inf, False), 'scan_dropout': (0.0, 1.0, False),
+          'scan_latency': (0.0, MAX_SENSOR_LATENCY_S, False),
           **{key: (0.0, MAX_ACTUATOR_TIME_S, False) for key in ACTUATOR_TIME_KEYS},
           **{key: (0.0, MAX_COMMAND_NOISE, False) for key in ACTUATOR_NOISE_KEYS}}
 Range = tuple[float, float]
@@ -89,6 +92,10 @@ class Draw:
         for name in chosen:
             if vehicle_keys:
                 engine.set_vehicle(name, _vary(base[name], self.values))
+            if 'scan_latency' in self.values:
+                for spec in engine.scenario.car(name).profile.sensors:
+                    if isinstance(spec, Lidar2DSpec):
+                        engine.latency.set_latency(name, spec.name, self.values['scan_latency'])
         backend = getattr(engine.renderer, 'backend', None)
         if backend is None:
             return

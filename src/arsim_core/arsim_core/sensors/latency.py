@@ -56,20 +56,34 @@ class SensorLatency(Generic[Payload]):
 
     def __init__(self, cars: Sequence[CarSpec], seed: int = 0) -> None:
         self._seed = seed
-        self._specs = {(car.name, spec.name): (spec.latency, spec.latency_jitter, car.index, i)
-                       for car in cars for i, spec in enumerate(car.profile.sensors)
-                       if spec.late}
-        self.active = bool(self._specs)  # no late sensor: faces skip the line entirely
+        self._index = {(car.name, spec.name): (car.index, i)
+                       for car in cars for i, spec in enumerate(car.profile.sensors)}
+        self._timing = {(car.name, spec.name): (spec.latency, spec.latency_jitter)
+                        for car in cars for spec in car.profile.sensors if spec.late}
+        self.active = bool(self._timing)  # no late sensor: faces skip the line entirely
         self._delays: dict[tuple[str, str], _Delay] = {}
         self._held: dict[str, deque[tuple[int, np.ndarray, Payload]]] = {}
         self.reset(seed)
+
+    def set_latency(self, car: str, sensor: str, latency_s: float) -> None:
+        """Give ``car``'s ``sensor`` another latency [s] from the next sample on (domain
+        randomisation); its jitter stays, its samples in flight keep their times."""
+        jitter = self._timing.get((car, sensor), (0.0, 0.0))[1]
+        self._timing[car, sensor] = (latency_s, jitter)
+        car_index, index = self._index[car, sensor]
+        delay = self._delays.get((car, sensor))
+        if delay is None:
+            self._delays[car, sensor] = _Delay(latency_s, jitter, self._seed, car_index, index)
+        else:
+            delay.latency_ns = round(latency_s * 1e9)
+        self.active = True
 
     def reset(self, seed: int | None = None) -> None:
         """Drop every sample in flight (a new episode) and restart the jitter draws."""
         if seed is not None:
             self._seed = seed
-        self._delays = {key: _Delay(latency, jitter, self._seed, car, index)
-                        for key, (latency, jitter, car, index) in self._specs.items()}
+        self._delays = {key: _Delay(latency, jitter, self._seed, *self._index[key])
+                        for key, (latency, jitter) in self._timing.items()}
         self._held.clear()
 
     def forget(self, cars: Mapping[str, object] | Sequence[str]) -> None:

@@ -35,7 +35,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ('parts', ('arsim_core.backend', 'arsim_core.sensors', 'arsim_core.recording',
                'arsim_core.description')),
     ('engine', ('arsim_core.engine',)),
-    ('applications', ('arsim_core.policies', 'arsim_core.view', 'arsim_core.dataset')),
+    ('applications', ('arsim_core.policies', 'arsim_core.view', 'arsim_core.dataset',
+                      'arsim_core.fit')),
 )
 # Packages arsim_core never imports, and what neither it nor arsim_gym imports at module level.
 ABOVE_CORE = ('arsim_bridge', 'arsim_launch', 'arsim_gym')

@@ -35,7 +35,7 @@ ARGUMENTS = (
     Argument('cars', 'number of cars: the first N of the settings file, more are added '
                      '(car2, car3, ...) with the last car\'s profile on the starting grid'),
     Argument('profile', 'car profile of every car: a file in config/cars/, or a path'),
-    Argument('topic_map', 'topic map name or file (f1tenth_gym, f1tenth_car)'),
+    Argument('topic_map', 'topic map name or file (f1tenth_gym, f1tenth_car, f1tenth_vesc, eufs)'),
     Argument('rtf', 'real-time factor, 0 = as fast as possible'),
     Argument('backend', 'embedded, unity, or the address of a running one'),
     Argument('rviz', 'start RViz2 with the layout for the topic map', 'false'),

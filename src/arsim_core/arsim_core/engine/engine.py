@@ -43,6 +43,8 @@ from arsim_core.engine.referee import (
 from arsim_core.engine.render import InProcessRenderer, Renderer, RenderPoses, initial_settings
 from arsim_core.engine.schedule import SensorSchedule
 from arsim_core.engine.state import (
+    AX,
+    AY,
     COLUMNS,
     PLANAR,
     CarState,
@@ -106,6 +108,10 @@ class Engine:
         self.renderer: Renderer = renderer if renderer is not None else InProcessRenderer()
         self.computed = ComputedSensors(scenario, seed)
         self.latency: SensorLatency[int] = SensorLatency(scenario.cars, seed)
+        # An IMU measures the car's acceleration as its dynamics give it (as in ROS, where the
+        # dynamics nodes hand their states in with it): read from the vehicles where one is.
+        self._imu = any(spec.kind == 'imu' for car in scenario.cars
+                        for spec in car.profile.sensors)
         self.configs: dict[str, VehicleConfig] = {
             car.name: car.profile.vehicle for car in scenario.cars}
         self.max_speed = {name: ABSURD_SPEED_FACTOR * max(
@@ -296,7 +302,7 @@ class Engine:
             self.vehicles[name].reset(*pose)
             self.pending.pop(name, None)
             self.referee.forget(name)
-            self.states[name] = read_state(self.vehicles[name])
+            self.states[name] = read_state(self.vehicles[name], self._imu)
             if self.metrics is not None:
                 self.metrics.restart(name, pose)
         if self.missions is not None:
@@ -306,7 +312,8 @@ class Engine:
         self.computed.reset(cars=poses)
         computed = self.computed.compute(self.step, self.time_ns,
                                          {name: self.states[name] for name in poses},
-                                         cars=self.states, placed_cones=self.cones)
+                                         accelerations=self._imu, cars=self.states,
+                                         placed_cones=self.cones)
         return {**rendered, **computed} if computed else rendered
 
     def drive(self, car: str, speed: float, steering_angle: float) -> str | None:
@@ -415,22 +422,27 @@ class Engine:
 
     def _read_states(self) -> Mapping[str, CarState]:
         """Every in-process vehicle's state, a fleet at a time: as a ``StateTable`` when one
-        fleet holds every car, in order."""
+        fleet holds every car, in order; with their accelerations where a car has an IMU."""
         if len(self.fleets) == 1 and self._positions[0] is None:
             planar = self.fleets[0].planar()
             rows = np.zeros((len(self.names), len(COLUMNS)))
             rows[:, :6] = planar[:, :6]  # x, y, yaw, vx, vy, yaw rate
             rows[:, COLUMNS.index('steering_angle')] = planar[:, 6]
+            if self._imu:
+                rows[:, [AX, AY]] = [self.vehicles[name].body_acceleration
+                                     for name in self.names]
             return StateTable(self.names, rows, self._name_index)
         if not self.fleets:
-            return {name: read_state(vehicle) for name, vehicle in self.vehicles.items()}
+            return {name: read_state(vehicle, self._imu)
+                    for name, vehicle in self.vehicles.items()}
         states = {}
         for fleet in self.fleets:
             for name, (x, y, yaw, vx, vy, wz, steering) in zip(
                     fleet.names, fleet.planar().tolist(), strict=True):
-                states[name] = CarState(x, y, yaw, vx, vy, wz, 0.0, 0.0, steering)
+                ax, ay = self.vehicles[name].body_acceleration if self._imu else (0.0, 0.0)
+                states[name] = CarState(x, y, yaw, vx, vy, wz, ax, ay, steering)
         for name in self._solo:
-            states[name] = read_state(self.vehicles[name])
+            states[name] = read_state(self.vehicles[name], self._imu)
         return {name: states[name] for name in self.vehicles}
 
     def sense(self, states: Mapping[str, CarState],
@@ -444,11 +456,11 @@ class Engine:
                                      placed_cones=self.cones)
 
     def _captured(self, states: Mapping[str, CarState]) -> Mapping[str, np.ndarray]:
-        """This frame's rendered and computed sensors, as captured now; the engine's vehicles
-        report no acceleration, so the IMU differences it."""
+        """This frame's rendered and computed sensors, as captured now (the IMU's from the
+        accelerations the states carry, read where a car has one)."""
         due = self.schedule.due(self.step)
         rendered = self._render_sensors(self.states, due) if due else {}
-        computed = self.sense(states, accelerations=False)
+        computed = self.sense(states, accelerations=self._imu)
         return {**rendered, **computed} if computed else rendered
 
     def _render_sensors(self, states: Mapping[str, CarState],
@@ -464,8 +476,9 @@ class Engine:
         self.renderer.close()
 
 
-def read_state(vehicle: Vehicle) -> CarState:
-    """A vehicle's state as the engine passes it on. The acceleration is left at zero: it
-    costs a model evaluation, and the IMU differences the velocities instead."""
+def read_state(vehicle: Vehicle, accelerations: bool = False) -> CarState:
+    """A vehicle's state as the engine passes it on; its acceleration only if asked for (it
+    costs a model evaluation, which only an IMU needs)."""
     x, y, yaw, vx, vy, wz, steering = vehicle.planar_state()
-    return CarState(x, y, yaw, vx, vy, wz, steering_angle=steering)
+    ax, ay = vehicle.body_acceleration if accelerations else (0.0, 0.0)
+    return CarState(x, y, yaw, vx, vy, wz, ax, ay, steering_angle=steering)

@@ -53,6 +53,7 @@ class CarState(NamedTuple):
 #: Columns of a ``StateTable``'s rows: ``CarState``'s fields in order.
 COLUMNS = CarState._fields
 X, Y, YAW, Z = (COLUMNS.index(name) for name in ('x', 'y', 'yaw', 'z'))
+AX, AY = COLUMNS.index('ax'), COLUMNS.index('ay')
 #: The columns of the planar state (``Vehicle.planar_state``): pose, body velocity, steering.
 PLANAR = np.array([COLUMNS.index(name) for name in
                    ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steering_angle')])

@@ -11,8 +11,11 @@ Which topics serve (the real F1TENTH car's, or any of the right type):
   one, the odometry's yaw rate, and no lateral acceleration);
 - pose: a ``*ground_truth*`` odometry if recorded, else the odometry's, else dead reckoning.
 
-Times are the bag's receive times, the clock every topic shares; the samples are those of the
-speed topic, and the IMU is interpolated onto them.
+Commands count from their receive times (when the car's controller got them); measurements
+(speed, IMU, pose) from their header stamps, the times they were taken, where every stamp of
+the topic lies within a second before its receive time, else from their receive times too (a
+sensor's data arrives after it was taken: a fit on receive times would see that delay as the
+car's). The samples are those of the speed topic, and the IMU is interpolated onto them.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ _ACKERMANN_DEFINITIONS: Final = {
     ACKERMANN: 'std_msgs/Header header\nackermann_msgs/AckermannDrive drive\n',
 }
 MIN_SECONDS: Final = 1.0  # below this there is nothing to replay at all
+#: The longest a measurement may be stamped before it was received for its stamp to count.
+MAX_STAMP_LAG_NS: Final = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,17 @@ class _Decoder:
         return decoded
 
 
+def _taken(messages: list[tuple[int, Any]]) -> tuple[list[tuple[int, Any]], bool]:
+    """Measurements at the times they were taken, their header stamps, where each is within
+    ``MAX_STAMP_LAG_NS`` before its receive time (else at their receive times); and whether
+    the stamps served."""
+    stamps = [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for _, m in messages]
+    if messages and all(0 <= received - stamp <= MAX_STAMP_LAG_NS
+                        for (received, _), stamp in zip(messages, stamps, strict=True)):
+        return [(stamp, m) for stamp, (_, m) in zip(stamps, messages, strict=True)], True
+    return messages, False
+
+
 # --- arrays -------------------------------------------------------------------------------------
 def _yaw(q: Any) -> float:
     return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
@@ -220,17 +236,17 @@ def _series(rows: Sequence[tuple[int, Sequence[float]]]) -> tuple[NDArray[np.int
 def _align(bag: Path, contents: BagContents, chosen: dict[str, Topic], decoder: _Decoder,
            vesc: VescParameters | None) -> Recording:
     speed_topic = chosen['speed']
+    measured, stamped = _taken(decoder.messages(speed_topic))
     if speed_topic.msgtype == VESC_STATE:
         assert vesc is not None
         s_times, s_values = _series([(t, (m.state.speed * vesc.reported_speed_sign,))
-                                     for t, m in decoder.messages(speed_topic)])
+                                     for t, m in measured])
         erpm_all = s_values[:, 0] if len(s_values) else np.zeros(0)
         speed_all = (erpm_all - vesc.speed_to_erpm_offset) / vesc.speed_to_erpm_gain
         yaw_all = None
     else:
-        odometry = decoder.messages(speed_topic)
         s_times, s_values = _series([(t, (m.twist.twist.linear.x, m.twist.twist.angular.z))
-                                     for t, m in odometry])
+                                     for t, m in measured])
         speed_all = s_values[:, 0] if len(s_values) else np.zeros(0)
         yaw_all = s_values[:, 1] if len(s_values) else np.zeros(0)
         erpm_all = None
@@ -238,8 +254,10 @@ def _align(bag: Path, contents: BagContents, chosen: dict[str, Topic], decoder: 
     imu_t = np.zeros(0, np.int64)
     imu_values = np.zeros((0, 2))
     if 'imu' in chosen:
+        imu, imu_stamped = _taken(decoder.messages(chosen['imu']))
+        stamped = stamped and imu_stamped
         imu_t, imu_values = _series([(t, (m.angular_velocity.z, m.linear_acceleration.y))
-                                     for t, m in decoder.messages(chosen['imu'])])
+                                     for t, m in imu])
     # the samples where every source has data, from the first command on
     starts = [s_times[0] if len(s_times) else 0, commands_t[0] if len(commands_t) else 0]
     ends = [s_times[-1] if len(s_times) else 0]
@@ -268,6 +286,9 @@ def _align(bag: Path, contents: BagContents, chosen: dict[str, Topic], decoder: 
         notes.append(f'{contents.oversized} messages left out (too large, or not decompressible)')
     notes += [f'{topic}: {count} corrupt messages skipped'
               for topic, count in sorted(decoder.corrupt.items())]
+    if not stamped:
+        notes.append('measurements at their receive times: their header stamps are missing or '
+                     'not within a second before them')
     if 'pose' not in chosen:
         notes.append('no pose recorded: the path is dead-reckoned from speed and yaw rate')
     if 'imu' not in chosen:
@@ -310,7 +331,7 @@ def _pose(topic: Topic | None, decoder: _Decoder, times: NDArray[np.int64],
     if topic is not None:
         p_times, p_values = _series([(s, (m.pose.pose.position.x, m.pose.pose.position.y,
                                           _yaw(m.pose.pose.orientation)))
-                                     for s, m in decoder.messages(topic)])
+                                     for s, m in _taken(decoder.messages(topic))[0]])
         if len(p_times) >= 2:
             seconds = (p_times - times[0]) * 1e-9
             yaw = np.unwrap(p_values[:, 2])

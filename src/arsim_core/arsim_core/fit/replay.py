@@ -3,8 +3,8 @@
 Open-loop paths drift, so the drive is cut into short windows (multiple shooting): each starts
 from the recorded pose and speed, replays a warm-up in which the wheels, the actuators and the
 commands in flight settle from the placement, and is then compared with the recording sample
-by sample: speed, yaw rate and lateral acceleration (the IMU's: the change of the body
-velocity over a sample plus yaw rate times speed, as the simulator's IMU computes it).
+by sample: speed, yaw rate and lateral acceleration (the car's, as its dynamics give it at the
+sample: what the simulator's IMU measures, and a real one).
 
 Commands reach the car at their recorded times, checked before every physics sub-step when
 the profile has dead times (so a dead time shows at the physics rate, not only at the
@@ -112,7 +112,6 @@ class Replay:
             self._give(vehicle, drive, self._latest(last, drive), last)
             path = np.full((window.end - window.begin, 2), np.nan)
             path[0] = x, y
-            previous = vehicle.planar_state()
             try:
                 for j in range(window.begin, window.end - 1):
                     t0, dt = rec.t[j], rec.t[j + 1] - rec.t[j]
@@ -124,14 +123,10 @@ class Replay:
                             self._give(vehicle, drive, last, until)
                             last = until
                         vehicle.advance(h)
-                    state = vehicle.planar_state()
-                    px, py, _, vx, vy, wz, _ = state
+                    px, py, _, vx, vy, wz, _ = vehicle.planar_state()
                     path[j + 1 - window.begin] = px, py
-                    ay = (vy - previous[4]) / dt + 0.5 * (wz + previous[5]) \
-                        * 0.5 * (vx + previous[3])
                     if j + 1 >= window.score:  # a warm-up's samples are the last window's
-                        out[j + 1] = vx, vy, wz, ay
-                    previous = state
+                        out[j + 1] = vx, vy, wz, vehicle.body_acceleration[1]
             except ModelDivergedError:
                 diverged += 1
             paths.append(path)

@@ -46,10 +46,11 @@ arrays, keyed by frame name ``<car>/<sensor>`` as rendered outputs are
   ``[x, y, yaw, down, label]`` (``objects.CONE_STATE_COLUMNS``) in the car's base_link, where
   the cone stands or lies in this frame (EUFS sim's ground-truth cones). No noise.
 
-The IMU needs the car's acceleration: with ``accelerations=True`` the states' ``ax``/``ay`` (a
-dynamics node's) and the yaw acceleration differenced from the previous frame; otherwise all
-three differenced from the previous frame (``kinematics.body_acceleration``), as for the
-engine's own vehicles, which do not report theirs.
+The IMU needs the car's acceleration: with ``accelerations=True`` the states' ``ax``/``ay`` (as
+the car's dynamics give them: a dynamics node's, or the engine's vehicles' where a car has an
+IMU) and the yaw acceleration differenced from the previous frame; otherwise all three
+differenced from the previous frame (``kinematics.body_acceleration``), for states that carry
+none.
 """
 
 from __future__ import annotations

@@ -241,20 +241,18 @@ def _vesc(root: Section) -> VescParameters | None:
 
 
 _RPM: Final = _Bounds(0.0, 1e5, exclusive_minimum=True)
-_RATIO: Final = _Bounds(0.0, 1e3, exclusive_minimum=True)
+_MAX_RATIO: Final = 1e3
+_RATIO: Final = _Bounds(0.0, _MAX_RATIO, exclusive_minimum=True)
 
 
-def _numbers(section: Section, key: str, length: int | None, bounds: _Bounds,
-             what: str) -> list[float]:
-    """A list of numbers within ``bounds`` (``length`` of them, or any non-empty count)."""
-    raw = section.raw(key, what=what)
-    ok = isinstance(raw, list) and raw and (length is None or len(raw) == length)
-    values = [float(v) for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)
-              and math.isfinite(v)] if ok else []
-    if not ok or len(values) != len(raw) or not all(
-            (bounds.minimum is None or v > bounds.minimum) and
-            (bounds.maximum is None or v <= bounds.maximum) for v in values):
-        section.fail(f'expected {what}, got {raw!r}', key)
+def _ratios(section: Section, key: str) -> list[float]:
+    """A non-empty list of gear ratios, each > 0 and at most 1000."""
+    raw = section.raw(key, what='a list of gear ratios')
+    if not isinstance(raw, list) or not raw:
+        section.fail(f'expected a non-empty list of gear ratios, got {raw!r}', key)
+    values = list(section.vector(key, len(raw)))
+    if not all(0.0 < v <= _MAX_RATIO for v in values):
+        section.fail(f'expected gear ratios > 0 and at most {_MAX_RATIO:g}, got {raw!r}', key)
     return values
 
 
@@ -273,7 +271,7 @@ def _powertrain(root: Section, params: CarParameters) -> CombustionParameters | 
     torque = _curve_column(data, raw_curve, 1, _Bounds(-1e5, 1e5))
     if any(b <= a for a, b in itertools.pairwise(rpm)):
         data.fail(f'expected increasing engine speeds, got {rpm}', 'torque_curve')
-    gears = _numbers(data, 'gear_ratios', None, _RATIO, 'a list of gear ratios > 0')
+    gears = _ratios(data, 'gear_ratios')
     if any(b >= a for a, b in itertools.pairwise(gears)):
         data.fail(f'expected decreasing ratios, first gear first, got {gears}', 'gear_ratios')
     layout = data.string('layout', 'rwd', choices=tuple(LAYOUTS))

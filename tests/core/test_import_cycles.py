@@ -28,7 +28,7 @@ PACKAGES = ('arsim_core', 'arsim_bridge', 'arsim_launch', 'arsim_gym')
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ('base', ('arsim_core', 'arsim_core.errors', 'arsim_core.log_limit', 'arsim_core.geometry',
               'arsim_core.yaml_fields', 'arsim_core.labels', 'arsim_core.pinhole',
-              'arsim_core.beams', 'arsim_core.rows', 'arsim_core.endpoints')),
+              'arsim_core.lens', 'arsim_core.beams', 'arsim_core.rows', 'arsim_core.endpoints')),
     ('process', ('arsim_core.process', 'arsim_core._jit')),
     ('protocol', ('arsim_core.protocol',)),
     ('models', ('arsim_core.config', 'arsim_core.dynamics', 'arsim_core.track')),

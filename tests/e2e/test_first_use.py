@@ -47,8 +47,9 @@ def run_sim(*arguments: str) -> subprocess.CompletedProcess:
     ('track:=monza', 'launch argument track: expected a track name in maps/ (arsim_ring, '
                      'arsim_ring_1_14, arsim_ring_1_5, arsim_ring_full_scale, fs_acceleration, '
                      'fs_autocross, fs_skidpad, fs_trackdrive)'),
-    ('profile:=racecar', "launch argument profile: expected one of ['f1tenth', "
-                         "'formula_student', 'full_scale', 'model_1_14', 'platform_1_5']"),
+    ('profile:=racecar', "launch argument profile: expected one of ['calibration_car', "
+                         "'f1tenth', 'formula_student', 'full_scale', 'model_1_14', "
+                         "'platform_1_5']"),
 ])
 def test_a_bad_launch_argument_stops_start_up_naming_it(argument: str, message: str) -> None:
     result = run_sim(argument)

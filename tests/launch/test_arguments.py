@@ -84,8 +84,9 @@ def test_a_record_directory_that_cannot_be_new_is_refused_before_anything_starts
     ({'cars': '0'}, 'launch argument cars: expected a whole number'),
     ({'view': 'rviz'}, "launch argument view: expected one of none, foxglove, web, got 'rviz'"),
     ({'one_process': 'yes'}, "launch argument one_process: expected true or false, got 'yes'"),
-    ({'profile': 'racecar'}, r"launch argument profile: expected one of \['f1tenth', "
-                             r"'formula_student', 'full_scale', 'model_1_14', 'platform_1_5'\] "
+    ({'profile': 'racecar'}, r"launch argument profile: expected one of \['calibration_car', "
+                             r"'f1tenth', 'formula_student', 'full_scale', 'model_1_14', "
+                             r"'platform_1_5'\] "
                              r"or a path to a .yaml file, got 'racecar'"),
     ({'profile': 'nope/car.yaml'}, 'launch argument profile: expected a name in .* or an '
                                    'existing .yaml file'),

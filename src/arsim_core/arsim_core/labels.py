@@ -22,6 +22,7 @@ SCENERY_STRUCTURE = 8  # scenery around a track: walls, buildings, grandstands, 
 SCENERY_VEGETATION = 9  # scenery: trees and bushes
 SCENERY_OBJECT = 10  # scenery: furniture, clutter, fences, poles and signs
 KERB = 11  # the red and white kerbs at the corners of full-scale circuits (drivable)
+CALIBRATION_TARGET = 12  # a scenario's camera calibration board (the cameras see it)
 NONE = 255
 
 CONES = (CONE_BLUE, CONE_YELLOW, CONE_ORANGE, CONE_BIG_ORANGE)
@@ -33,7 +34,8 @@ NAMES = MappingProxyType({ROAD: 'road', BARRIER: 'barrier', CONE_BLUE: 'cone_blu
                           CONE_ORANGE: 'cone_orange', CONE_BIG_ORANGE: 'cone_big_orange',
                           SCENERY_STRUCTURE: 'scenery_structure',
                           SCENERY_VEGETATION: 'scenery_vegetation',
-                          SCENERY_OBJECT: 'scenery_object', KERB: 'kerb', NONE: 'none'})
+                          SCENERY_OBJECT: 'scenery_object', KERB: 'kerb',
+                          CALIBRATION_TARGET: 'calibration_target', NONE: 'none'})
 
 # Diffuse reflectivity at the LiDAR's wavelength, 0..1 (asphalt ~0.1, painted barriers and
 # car bodies ~0.5, cones carry retro-reflective tape, which Ouster reports above 100).

@@ -38,7 +38,7 @@ from arsim_bridge.republishers.base import (
 )
 from arsim_core.config.sensors import CameraSpec, Mount
 from arsim_core.labels import legend_json
-from arsim_core.pinhole import OPTICAL_RPY, Intrinsics
+from arsim_core.pinhole import OPTICAL_RPY
 from arsim_core.sensors.ground_truth import Box2D, boxes
 from arsim_msgs.msg import Detection2DFlags
 
@@ -48,13 +48,15 @@ OUTPUTS = {'rgb': ('', 'rgb8', 3), 'depth': ('/depth', '32FC1', 4),
 
 
 def camera_info(spec: CameraSpec, frame: str) -> CameraInfo:
-    """Intrinsics from the image size and horizontal field of view (see arsim_core.pinhole)."""
-    intrinsics = Intrinsics.from_fov(spec.width, spec.height, spec.fov_rad)
+    """The camera's model exactly as the backend renders it: K (and P) from its intrinsics or
+    its horizontal field of view, and its lens's model and coefficients in OpenCV's order
+    (``plumb_bob`` with zeros for an ideal pinhole); R the identity (a monocular camera)."""
+    intrinsics = spec.intrinsics
     info = CameraInfo()
     info.header.frame_id = frame
     info.width, info.height = spec.width, spec.height
-    info.distortion_model = 'plumb_bob'
-    info.d = [0.0] * 5
+    info.distortion_model = spec.distortion_model or 'plumb_bob'
+    info.d = list(spec.distortion) if spec.distortion_model else [0.0] * 5
     info.k = intrinsics.k
     info.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
     info.p = intrinsics.p

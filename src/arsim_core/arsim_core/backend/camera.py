@@ -1,5 +1,10 @@
 """Cameras of the embedded backend: colour, depth and class-id images of the scene.
 
+A camera with a lens (``arsim_core.lens``) renders an ideal pinhole image wide enough for its
+rays and resamples it through the lens each frame (``cv2.remap``: bilinear for colour,
+nearest for depth and class ids, so pixels stay aligned and labels never blend); a camera
+without one renders its image directly, at no extra cost.
+
 Images are rasterised with OpenGL (``raster.GLRenderer``: headless EGL, llvmpipe on a CPU, the
 GPU when there is one). Where no EGL context can be made, ``RayRenderer`` casts one Embree ray
 per pixel instead: the same geometry, depth and labels, about ten times slower, lit and
@@ -21,12 +26,19 @@ from arsim_core.backend.opengl import View, seed_of
 from arsim_core.backend.outputs import Context, Output, Rendered
 from arsim_core.backend.ray_shading import TrackSurfaces, shade, with_cars
 from arsim_core.backend.scene import World
+from arsim_core.backend.target import Board
+from arsim_core.errors import ProtocolError
 from arsim_core.geometry import Footprint, Pose, rotation_matrix
+from arsim_core.lens import PINHOLE, Lens, LensError, Resampling, resampling
 from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
 from arsim_core.protocol.appearance import DEFAULT, Appearance
 
 LOG = logging.getLogger('arsim.backend')
 ENCODINGS = {'rgb': 'rgb8', 'depth': '32FC1', 'semantic': 'mono8'}
+# What a lens camera's pixel shows where its ray leaves the ideal image (none does: the ideal
+# image holds every ray, with a margin).
+FILL = {'rgb': 0.0, 'depth': float('inf'), 'semantic': float(labels.NONE)}
+PlacedBoard = tuple[Board, np.ndarray]  # the board and its model matrix (board -> world)
 
 
 class Renderer(Protocol):
@@ -41,7 +53,8 @@ class Renderer(Protocol):
         ...
 
     def render(self, key: tuple[str, str], view: View,
-               boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]: ...
+               boxes: Sequence[tuple[Footprint, Sequence[float]]],
+               board: PlacedBoard | None = None) -> dict[str, np.ndarray]: ...
 
 
 def _transform(rotation: np.ndarray, translation: Pose) -> np.ndarray:
@@ -52,7 +65,8 @@ def _transform(rotation: np.ndarray, translation: Pose) -> np.ndarray:
 
 @dataclass
 class Camera:
-    """A pinhole camera on a car; renders at the frame time from the car's current pose."""
+    """A camera on a car, a pinhole or one with a lens (``resampling``); renders at the frame
+    time from the car's current pose."""
 
     car: str
     name: str
@@ -64,6 +78,7 @@ class Camera:
     noise_std: float
     depth_noise_std: float
     seed: int
+    resampling: Resampling | None = None  # None: the image is rendered as it is published
 
     kind = 'camera'
 
@@ -85,12 +100,18 @@ class Camera:
         if width < 1 or height < 1 or not 0 < near < far:
             msg = f'camera {spec["name"]!r}: needs width, height >= 1 and 0 < near < far'
             raise ValueError(msg)
+        intrinsics, lens = _lens(spec, width, height)
+        try:
+            resampled = None if lens is None else resampling(intrinsics, lens)
+        except LensError as exc:
+            msg = f'camera {spec["name"]!r}: {exc}'
+            raise ProtocolError(msg) from exc
         return cls(car=car, name=str(spec['name']),
                    mount_to_car=_transform(rotation_matrix(roll, pitch, yaw), [x, y, z]),
-                   intrinsics=Intrinsics.from_fov(width, height, float(spec['fov'])),
-                   near=near, far=far, outputs=outputs,
+                   intrinsics=intrinsics, near=near, far=far, outputs=outputs,
                    noise_std=float(spec.get('noise_std', 0.0)),
-                   depth_noise_std=float(spec.get('depth_noise_std', 0.0)), seed=seed)
+                   depth_noise_std=float(spec.get('depth_noise_std', 0.0)), seed=seed,
+                   resampling=resampled)
 
     def view(self, car_pose: Pose, time_ns: int) -> View:
         x, y, z, roll, pitch, yaw = car_pose
@@ -98,17 +119,39 @@ class Camera:
         optical_to_world = car_to_world @ self.mount_to_car @ _transform(OPTICAL_ROTATION,
                                                                         np.zeros(3))
         world_to_optical = np.linalg.inv(optical_to_world)
-        clip = self.intrinsics.clip_matrix(self.near, self.far) @ world_to_optical
-        return View(world_to_optical, clip, self.intrinsics, self.near, self.far, self.outputs,
+        intrinsics = self.intrinsics if self.resampling is None else self.resampling.ideal
+        clip = intrinsics.clip_matrix(self.near, self.far) @ world_to_optical
+        return View(world_to_optical, clip, intrinsics, self.near, self.far, self.outputs,
                     self.noise_std, self.depth_noise_std, seed_of(self.seed, time_ns))
 
     def render(self, ctx: Context) -> Rendered:
         poses = ctx.timeline.poses(-1)
         boxes = ctx.world.others(self.car, poses)
+        board = ctx.world.board
+        model = None if board is None else board.model(ctx.time_ns, poses)
         images = ctx.renderer().render((self.car, self.name),
-                                       self.view(poses[self.car], ctx.time_ns), boxes)
+                                       self.view(poses[self.car], ctx.time_ns), boxes,
+                                       None if board is None or model is None
+                                       else (board, model))
+        lens = self.resampling
+        if lens is not None:
+            images = {o: lens.remap(images[o], o != 'rgb', FILL[o]) for o in self.outputs}
         return Rendered(ctx.time_ns, tuple(Output(f'/{o}', images[o], ENCODINGS[o])
                                        for o in self.outputs))
+
+
+def _lens(spec: Mapping[str, Any], width: int, height: int) -> tuple[Intrinsics, Lens | None]:
+    """A camera's intrinsics and lens: its ``lens`` (checked by ``protocol.wire``), or a
+    centred pinhole of its horizontal ``fov``."""
+    given = spec.get('lens')
+    if given is None:
+        return Intrinsics.from_fov(width, height, float(spec['fov'])), None
+    intrinsics = Intrinsics(width, height, float(given['fx']), float(given['fy']),
+                            float(given['cx']), float(given['cy']))
+    model = str(given['model'])
+    if model == PINHOLE:
+        return intrinsics, None
+    return intrinsics, Lens(model, tuple(float(v) for v in given['distortion']))
 
 
 class RayRenderer:
@@ -131,7 +174,11 @@ class RayRenderer:
         self.appearance = appearance
 
     def render(self, key: tuple[str, str], view: View,
-               boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]:
+               boxes: Sequence[tuple[Footprint, Sequence[float]]],
+               board: PlacedBoard | None = None) -> dict[str, np.ndarray]:
+        if board is not None:  # the backend refuses a board with this renderer (Ready)
+            msg = 'the ray-cast camera renderer cannot draw a calibration target'
+            raise ProtocolError(msg)
         if self._track is None:
             world: World = self._world_of()
             self.set_track(world.vertices, world.triangles, world.triangle_labels)

@@ -67,6 +67,7 @@ _KERB_RED = labels.COLORS[labels.KERB]
 _KERB_MEAN: Color = (0.5 * (_KERB_RED[0] + WHITE[0]), 0.5 * (_KERB_RED[1] + WHITE[1]),
                      0.5 * (_KERB_RED[2] + WHITE[2]))
 KERB_BLOCK_M = 1.0  # [m] the side of a kerb's red or white block
+FLAT_PRINT_M = 1e-4  # [m] a tile of a calibration board's print: its texture never shows
 #: Every material, by the index meshes carry per vertex.
 MATERIALS: tuple[Material, ...] = (
     Material(ASPHALT, labels.COLORS[labels.ROAD], 2.0),  # 0 road
@@ -88,15 +89,21 @@ MATERIALS: tuple[Material, ...] = (
     Material(BIG_ORANGE_CONE, _ORANGE, 0.5, Stripes(((0.26, 0.4), (0.54, 0.66)))),  # 13
     Material(SMOOTH, labels.DEFAULT_COLOR, 1.0),  # 14 any other class
     Material(KERB, _KERB_MEAN, 2.0 * KERB_BLOCK_M),  # 15 kerbs
+    # A calibration board's squares, white and black: a flat print. Their texels are far
+    # smaller than any pixel, so the texture always fades to the plain colour (no grain to
+    # move the corners a calibration finds).
+    Material(SMOOTH, WHITE, FLAT_PRINT_M),  # 16
+    Material(SMOOTH, (0.02, 0.02, 0.02), FLAT_PRINT_M),  # 17
 )
 CAR_PAINT, TYRE, WING, WINDOW, DEFAULT_MATERIAL = 6, 7, 8, 9, 14
+BOARD_WHITE, BOARD_BLACK = 16, 17
 _FREQUENCY = np.array([1.0 / m.scale_m for m in MATERIALS])
 _STRIPED = np.array([m.stripes is not None for m in MATERIALS])
 _BY_LABEL = {labels.ROAD: 0, labels.GROUND: 1, labels.BARRIER: 2,
              labels.SCENERY_STRUCTURE: 3, labels.SCENERY_VEGETATION: 4,
              labels.SCENERY_OBJECT: 5, labels.CAR: CAR_PAINT, labels.CONE_BLUE: 10,
              labels.CONE_YELLOW: 11, labels.CONE_ORANGE: 12, labels.CONE_BIG_ORANGE: 13,
-             labels.KERB: 15}
+             labels.KERB: 15, labels.CALIBRATION_TARGET: BOARD_WHITE}
 #: The material of each class id (256 entries).
 LABEL_MATERIAL = np.array([_BY_LABEL.get(label, DEFAULT_MATERIAL) for label in range(256)],
                           np.uint8)

@@ -38,6 +38,7 @@ from arsim_core.backend.materials import (
 )
 from arsim_core.backend.materials import tints as material_tints
 from arsim_core.backend.raycast import triangle_normals
+from arsim_core.backend.target import Board
 from arsim_core.geometry import Footprint
 from arsim_core.pinhole import Intrinsics
 from arsim_core.protocol.appearance import DEFAULT, SHOULDER, Appearance, sky_colors
@@ -391,10 +392,11 @@ class GLRenderer:
         return target
 
     def render(self, key: tuple[str, str], view: View,
-               boxes: Sequence[tuple[Footprint, Sequence[float]]]) -> dict[str, np.ndarray]:
-        """Draw the track and a car in each of ``boxes`` (footprint, pose), then the sky,
-        from ``view``; the arrays returned are the camera's own and stay valid until its
-        next-but-one render."""
+               boxes: Sequence[tuple[Footprint, Sequence[float]]],
+               board: tuple[Board, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Draw the track, a car in each of ``boxes`` (footprint, pose) and the calibration
+        ``board`` at its model matrix, then the sky, from ``view``; the arrays returned are
+        the camera's own and stay valid until its next-but-one render."""
         gl = self._gl
         target = self._target(key, view)
         framebuffer = target.framebuffer
@@ -421,6 +423,8 @@ class GLRenderer:
                 continue
             _set_model(program, model, scale)
             self._car_vao(shading, footprint).render(gl.TRIANGLES)
+        if board is not None:
+            self._draw_board(program, shading, *board)
         if not shading.sky_is_kept:
             self.ctx.depth_func = '<='
             self._draw_sky(view)
@@ -437,6 +441,18 @@ class GLRenderer:
                 framebuffer.read_into(arrays[output], components=_DTYPES[output][1],
                                       attachment=attachment, dtype=_READ_TYPES[output])
         return arrays
+
+    def _draw_board(self, program: Any, shading: Shading, board: Board,
+                    model: np.ndarray) -> None:
+        """The calibration board (a few hundred triangles: never culled), its mesh made on
+        first need."""
+        key = ('board', board.target)
+        if key not in self._cars:
+            mesh = board.mesh
+            self._cars[key] = self._mesh(mesh.vertices, mesh.triangles, mesh.labels,
+                                         mesh.materials)[0]
+        _set_model(program, model, (1.0, 1.0, 1.0))
+        self._vao(shading, key).render(self._gl.TRIANGLES)
 
     def _draw_track(self, program: Any, shading: Shading, planes: np.ndarray) -> None:
         """The runs of the track's triangles that may show in the view volume."""

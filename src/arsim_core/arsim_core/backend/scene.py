@@ -17,6 +17,7 @@ from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.hits import Hits, nearer
 from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
+from arsim_core.backend.target import Board
 from arsim_core.geometry import Footprint, Pose
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
@@ -60,6 +61,7 @@ class World:
         self.track = Layer(self.vertices, self.triangles, self.triangle_labels, factory)
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
+        self.board: Board | None = None  # a calibration board, for the cameras only
         self._obstacles: dict[tuple[int, str], BoxLayer | None] = {}
 
     def set_cars(self, footprints: Mapping[str, Footprint], visible: bool = True) -> None:

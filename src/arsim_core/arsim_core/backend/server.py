@@ -25,15 +25,18 @@ from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
 from arsim_core.backend.outputs import Context, Rendered, frame_name, update_frames
 from arsim_core.backend.scene import World
+from arsim_core.backend.target import Board
 from arsim_core.backend.timeline import Poses, Timeline
 from arsim_core.config.scenario import MAX_REQUEST_MIB, TCP_BACKEND_ADDRESS
 from arsim_core.config.sensors import COMPUTED_KINDS, CameraSpec, Lidar2DSpec, Lidar3DSpec
 from arsim_core.errors import ArsimError, ProtocolError
 from arsim_core.geometry import Footprint
+from arsim_core.lens import WIRE_MODELS
 from arsim_core.log_limit import LogLimit, clip
 from arsim_core.process import heartbeat
 from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.protocol import framing
+from arsim_core.protocol import target as targets
 from arsim_core.protocol.messages import (
     CarSettings,
     Error,
@@ -83,6 +86,7 @@ class EmbeddedBackend:
         self.seed = 0
         self.frame_period_ns = 0
         self._renderer: Renderer | None = None
+        self.board: Board | None = None  # the calibration target, if the scenario has one
         self.log = PeerLog()  # the lines a peer's requests cause
 
     def renderer(self) -> Renderer:
@@ -114,6 +118,13 @@ class EmbeddedBackend:
         cars, frame_period, seed = settings.cars, settings.frame_period_ns, settings.seed
         footprints = {car.name: car.footprint for car in cars if car.footprint is not None}
         sensors, computed = _make_sensors(cars, seed, frame_period)
+        target = settings.calibration_target
+        if target is not None and any(isinstance(s, Camera) for s in sensors.values()) \
+                and self.renderer().name != 'opengl':
+            msg = (f'the calibration target needs the OpenGL camera renderer, and cameras '
+                   f'here are {self.renderer().name}')
+            raise ProtocolError(msg)
+        self.board = None if target is None else Board(target, frame_period)
         for sensor in sensors.values():
             if isinstance(sensor, Lidar2D):
                 sensor.threads = self.threads
@@ -165,10 +176,18 @@ class EmbeddedBackend:
     def _ready(self, message: framing.Message) -> Frames:
         listing = tuple(ListedSensor(car, name, sensor.kind)
                         for (car, name), sensor in self.sensors.items())
-        return encode(Ready(NAME, self.track_name, listing), message.step, message.time_ns)
+        return encode(Ready(NAME, self.track_name, listing, WIRE_MODELS, self.targets()),
+                      message.step, message.time_ns)
+
+    def targets(self) -> tuple[str, ...]:
+        """The calibration targets the cameras can show: all with OpenGL, none when they are
+        ray cast (the renderer is made once there is a camera)."""
+        ray_cast = self._renderer is not None and self._renderer.name != 'opengl'
+        return () if ray_cast else targets.KINDS
 
     def _load_track(self, track: TrackRequest) -> None:
         self.world = World(track.vertices, track.triangles, track.labels)
+        self.world.board = self.board
         if self._renderer is not None:
             self._renderer.set_track(self.world.vertices, self.world.triangles,
                                      self.world.triangle_labels)

@@ -13,6 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from arsim_core.config.calibration import load_calibration_target
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
@@ -23,6 +24,7 @@ from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
 from arsim_core.protocol.appearance import KEYS as APPEARANCE_KEYS
 from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.protocol.appearance import AppearanceRanges
+from arsim_core.protocol.target import CalibrationTarget
 from arsim_core.track.scene.build import MAX_DENSITY, SCENE_KINDS
 from arsim_core.yaml_fields import Section, describe_number, load_section, merge, parse_yaml
 
@@ -155,6 +157,7 @@ class Scenario:
     cars: tuple[CarSpec, ...]
     appearance: AppearanceRanges = DEFAULT_APPEARANCE  # cameras' light, sky and textures
     ros_discovery: str = 'localhost'  # ROS_DISCOVERY: which peers the ROS middleware looks for
+    calibration_target: CalibrationTarget | None = None  # a checkerboard the cameras see
 
     @property
     def frame_period_ns(self) -> int:
@@ -192,7 +195,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
                          'race', 'view', 'recording', 'topic_map', 'cars', 'appearance',
-                         'ros'})
+                         'ros', 'calibration_target'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -246,7 +249,10 @@ def load_scenario(path: str | Path, resources: str | Path,
         recording=_recording(root.section('recording', {})),
         topic_map=topic_map, cars=cars,
         appearance=_appearance(root.section('appearance', {})),
-        ros_discovery=ros.string('discovery', 'localhost', choices=ROS_DISCOVERY))
+        ros_discovery=ros.string('discovery', 'localhost', choices=ROS_DISCOVERY),
+        calibration_target=load_calibration_target(
+            root.section('calibration_target'), [car.name for car in cars])
+        if root.has('calibration_target') else None)
 
 
 REAL_TIME_FACTORS = (f'0 (as fast as possible) or a number from {MIN_REAL_TIME_FACTOR} to '

@@ -26,6 +26,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import ClassVar, cast
 
+from arsim_core.lens import (
+    MAX_COEFFICIENT,
+    MAX_IDEAL_SIDE,
+    MODELS,
+    PINHOLE,
+    Lens,
+    LensError,
+    focal_from_fov,
+    ideal_intrinsics,
+)
+from arsim_core.pinhole import Intrinsics
 from arsim_core.yaml_fields import Section
 
 TWO_PI = 2.0 * math.pi
@@ -153,10 +164,12 @@ class Lidar3DSpec(SensorTiming):
 
 @dataclass(frozen=True)
 class CameraSpec(SensorTiming):
-    """A pinhole camera: rgb8 colour, 32FC1 depth [m] and mono8 class ids, each optional.
+    """A camera: rgb8 colour, 32FC1 depth [m] and mono8 class ids, each optional.
 
     ``fov_rad`` is the horizontal field of view; pixels are square, so the vertical one follows
-    from the aspect ratio. Noise is Gaussian per pixel and channel (colour in 0..255 units,
+    from the aspect ratio. ``focal`` (fx, fy, cx, cy) [px] replaces it where the profile gives
+    the intrinsics; ``distortion_model`` and ``distortion`` are the lens (``arsim_core.lens``),
+    none for an ideal pinhole. Noise is Gaussian per pixel and channel (colour in 0..255 units,
     depth in metres).
     """
 
@@ -171,16 +184,40 @@ class CameraSpec(SensorTiming):
     outputs: tuple[str, ...] = ('rgb',)
     noise_std: float = 0.0
     depth_noise_std: float = 0.0
+    focal: tuple[float, float, float, float] | None = None  # fx, fy, cx, cy [px]
+    distortion_model: str | None = None  # lens.MODELS; None: an ideal pinhole
+    distortion: tuple[float, ...] = ()
 
     kind: ClassVar[str] = 'camera'
     rendered: ClassVar[bool] = True
 
+    @property
+    def intrinsics(self) -> Intrinsics:
+        """The camera matrix CameraInfo publishes and the renderer uses."""
+        if self.focal is not None:
+            return Intrinsics(self.width, self.height, *self.focal)
+        f = focal_from_fov(self.width, self.fov_rad, self.distortion_model)
+        return Intrinsics(self.width, self.height, f, f, (self.width - 1) / 2.0,
+                          (self.height - 1) / 2.0)
+
+    @property
+    def lens(self) -> Lens | None:
+        if self.distortion_model is None:
+            return None
+        return Lens(self.distortion_model, self.distortion)
+
     def to_wire(self) -> dict[str, object]:
-        return {'name': self.name, 'type': self.kind, 'rate_hz': self.rate_hz,
-                'mount': self.mount.to_wire(), 'width': self.width, 'height': self.height,
-                'fov': self.fov_rad, 'near': self.near_clip, 'far': self.far_clip,
-                'outputs': list(self.outputs), 'noise_std': self.noise_std,
-                'depth_noise_std': self.depth_noise_std}
+        wire: dict[str, object] = {
+            'name': self.name, 'type': self.kind, 'rate_hz': self.rate_hz,
+            'mount': self.mount.to_wire(), 'width': self.width, 'height': self.height,
+            'fov': self.fov_rad, 'near': self.near_clip, 'far': self.far_clip,
+            'outputs': list(self.outputs), 'noise_std': self.noise_std,
+            'depth_noise_std': self.depth_noise_std}
+        if self.focal is not None or self.distortion_model is not None:
+            k = self.intrinsics
+            wire['lens'] = {'model': self.distortion_model or PINHOLE, 'fx': k.fx, 'fy': k.fy,
+                            'cx': k.cx, 'cy': k.cy, 'distortion': list(self.distortion)}
+        return wire
 
 
 @dataclass(frozen=True)
@@ -450,7 +487,7 @@ def _outputs(section: Section) -> tuple[str, ...]:
 
 def _camera(name: str, section: Section) -> CameraSpec:
     section.reject_unknown(_MOUNTED | {'width', 'height', 'fov_rad', 'near_clip', 'far_clip',
-                                       'outputs', 'noise_std', 'depth_noise_std'})
+                                       'outputs', 'noise_std', 'depth_noise_std', *_LENS_KEYS})
     width = section.integer('width', minimum=1)
     height = section.integer('height', minimum=1)
     for key, value in (('width', width), ('height', height)):
@@ -458,22 +495,80 @@ def _camera(name: str, section: Section) -> CameraSpec:
             section.fail(f'expected at most {MAX_IMAGE_SIDE} pixels (the largest render '
                          f'target), got {value}', key)
     outputs = _outputs(section)
-    frame_bytes = width * height * (_RENDER_BYTES_PER_PIXEL
-                                    + sum(_OUTPUT_BYTES[o] for o in outputs))
-    if frame_bytes > MAX_CAMERA_BYTES:
-        section.fail(f'a {width} x {height} image with outputs {list(outputs)} needs '
-                     f'{frame_bytes / 2**20:.0f} MiB per frame, more than the '
-                     f'{MAX_CAMERA_BYTES / 2**20:.0f} MiB a camera may use', 'width')
     near = section.number('near_clip', 0.05, minimum=0.0, exclusive_minimum=True)
     far = section.number('far_clip', 100.0, minimum=0.0, exclusive_minimum=True)
     if far <= near:
         section.fail(f'expected far_clip > near_clip ({near}), got {far}', 'far_clip')
-    return CameraSpec(
+    model, distortion = _distortion(section)
+    focal = _focal(section, width, height)
+    if focal is None:
+        fov = section.number('fov_rad', minimum=0.0, maximum=math.radians(170.0),
+                             exclusive_minimum=True)
+    else:
+        fov = 2.0 * math.atan(width / (2.0 * focal[0]))  # the ideal pinhole's, for old peers
+    spec = CameraSpec(
         name=name, mount=_mount(section), rate_hz=_rate(section), width=width, height=height,
-        fov_rad=section.number('fov_rad', minimum=0.0, maximum=math.radians(170.0),
-                               exclusive_minimum=True),
-        near_clip=near, far_clip=far, outputs=outputs, noise_std=_std(section, 'noise_std'),
-        depth_noise_std=_std(section, 'depth_noise_std'))
+        fov_rad=fov, near_clip=near, far_clip=far, outputs=outputs,
+        noise_std=_std(section, 'noise_std'), depth_noise_std=_std(section, 'depth_noise_std'),
+        focal=focal, distortion_model=model, distortion=distortion)
+    pixels = width * height
+    lens = spec.lens
+    if lens is not None:
+        try:
+            ideal = ideal_intrinsics(spec.intrinsics, lens)
+        except LensError as exc:
+            key = exc.key if exc.key != 'fov_rad' or focal is None else 'fx'
+            section.fail(str(exc), key)
+        pixels += ideal.width * ideal.height  # the ideal image rendered and resampled
+    frame_bytes = width * height * sum(_OUTPUT_BYTES[o] for o in outputs) \
+        + pixels * _RENDER_BYTES_PER_PIXEL
+    if frame_bytes > MAX_CAMERA_BYTES:
+        section.fail(f'a {width} x {height} image with outputs {list(outputs)} needs '
+                     f'{frame_bytes / 2**20:.0f} MiB per frame, more than the '
+                     f'{MAX_CAMERA_BYTES / 2**20:.0f} MiB a camera may use', 'width')
+    return spec
+
+
+_LENS_KEYS = ('fx', 'fy', 'cx', 'cy', 'distortion_model', 'distortion')
+
+
+def _focal(section: Section, width: int, height: int
+           ) -> tuple[float, float, float, float] | None:
+    """fx, fy, cx, cy [px] where the profile gives them (fx and fy together, instead of
+    fov_rad; the principal point defaults to the image centre), else None."""
+    given = [key for key in ('fx', 'fy', 'cx', 'cy') if section.has(key)]
+    if not given:
+        return None
+    if section.has('fov_rad'):
+        section.fail(f'give either fov_rad or the intrinsics fx, fy (cx, cy), not both; '
+                     f'{given[0]} is given too', 'fov_rad')
+    limit = MAX_IDEAL_SIDE * 64.0  # pixels: a focal length far beyond any lens
+    fx, fy = (section.number(key, minimum=0.0, exclusive_minimum=True, maximum=limit)
+              for key in ('fx', 'fy'))
+    cx = section.number('cx', (width - 1) / 2.0, minimum=-0.5, maximum=width - 0.5)
+    cy = section.number('cy', (height - 1) / 2.0, minimum=-0.5, maximum=height - 0.5)
+    return fx, fy, cx, cy
+
+
+def _distortion(section: Section) -> tuple[str | None, tuple[float, ...]]:
+    """The lens model and its coefficients (OpenCV's order), both or neither."""
+    if not section.has('distortion_model'):
+        if section.has('distortion'):
+            section.fail(f'distortion needs a distortion_model, one of {sorted(MODELS)}',
+                         'distortion')
+        return None, ()
+    model = section.string('distortion_model', choices=MODELS.keys())
+    names = MODELS[model]
+    value = section.raw('distortion', what=f'a list of {len(names)} numbers '
+                                           f'[{", ".join(names)}]')
+    if not isinstance(value, list) or len(value) != len(names) or not all(
+            not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+            and abs(v) <= MAX_COEFFICIENT for v in value):
+        count = len(value) if isinstance(value, list) else 'no list'
+        section.fail(f'expected {len(names)} coefficients [{", ".join(names)}] for '
+                     f'{model}, each a number within +-{MAX_COEFFICIENT:g}, got {count}: '
+                     f'{value!r:.80}', 'distortion')
+    return model, tuple(float(v) for v in value)
 
 
 def _vector3(section: Section, key: str) -> tuple[float, float, float]:

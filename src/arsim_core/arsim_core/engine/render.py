@@ -42,6 +42,7 @@ def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> In
         appearance=scenario.appearance.draw(seed),
         track=world.track_request(),
         cars_visible=scenario.collisions.cars_visible,
+        calibration_target=scenario.calibration_target,
         cars=tuple(CarSettings(car.name,
                                replace(car.profile.footprint, wheels=description.wheels(car)),
                                tuple(s.to_wire() for s in car.profile.sensors))
@@ -88,6 +89,10 @@ class ProtocolRenderer:
         with heartbeat.beating():
             reply = self.client.request_body(settings, 0, 0, timeout_ms=int(timeout_s * 1000))
         ready = Ready.from_wire(reply)
+        problems = ready.unrenderable(settings)
+        if problems:  # rendered without them, the images would look right and not be
+            msg = f'the backend cannot render this scenario: {"; ".join(problems)}'
+            raise ProtocolError(msg)
         return {'backend': ready.backend, 'track': ready.track}
 
     def switch_track(self, step: int, time_ns: int, track: TrackRequest) -> None:

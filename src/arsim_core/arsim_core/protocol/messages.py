@@ -26,6 +26,8 @@ from arsim_core.protocol.appearance import DEFAULT as DEFAULT_APPEARANCE
 from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
 from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.protocol.appearance import Appearance
+from arsim_core.protocol.target import CalibrationTarget
+from arsim_core.protocol.target import from_header as calibration_target
 
 NO_ARRAYS: Mapping[str, Any] = MappingProxyType({})
 INT64_RANGE = (framing.INT64[0], framing.INT64[1] - 1)  # [low, high]
@@ -200,13 +202,24 @@ class InitialSettings(_Body):
     cars_visible: bool = True
     world_frame: str = ''
     appearance: Appearance = DEFAULT_APPEARANCE
+    calibration_target: CalibrationTarget | None = None
 
     def to_wire(self) -> Wire:
         track = self.track.to_wire()
-        return Wire({'world_frame': self.world_frame, 'frame_period_ns': self.frame_period_ns,
-                     'seed': self.seed, **track.header, 'cars_visible': self.cars_visible,
-                     'appearance': self.appearance.to_wire(),
-                     'cars': [car.to_wire() for car in self.cars]}, track.arrays)
+        header = {'world_frame': self.world_frame, 'frame_period_ns': self.frame_period_ns,
+                  'seed': self.seed, **track.header, 'cars_visible': self.cars_visible,
+                  'appearance': self.appearance.to_wire(),
+                  'cars': [car.to_wire() for car in self.cars]}
+        if self.calibration_target is not None:
+            header['calibration_target'] = self.calibration_target.to_wire()
+        return Wire(header, track.arrays)
+
+    def lenses(self) -> dict[tuple[str, str], str]:
+        """The lens model (``lens.WIRE_MODELS``) of every camera that has one, by (car,
+        camera)."""
+        return {(car.name, str(spec['name'])): str(spec['lens']['model'])
+                for car in self.cars for spec in car.sensors
+                if spec.get('type') == 'camera' and isinstance(spec.get('lens'), dict)}
 
     @classmethod
     def from_wire(cls, message: framing.Message) -> InitialSettings:
@@ -235,6 +248,7 @@ class InitialSettings(_Body):
             cars_visible=wire.flag(header, 'cars_visible', 'header', True),
             world_frame=wire.text(header, 'world_frame', 'header', default=''),
             appearance=_appearance(header),
+            calibration_target=calibration_target(header),
             track=TrackRequest.from_wire(message))
 
 
@@ -268,28 +282,68 @@ class ListedSensor(NamedTuple):
         return {'car': self.car, 'sensor': self.sensor, 'type': self.kind}
 
 
+MAX_CAPABILITIES = 32  # names in one list of Ready's capabilities
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Ready(_Body):
-    """The reply to InitialSettings and Track: the backend's name, the track's, and the
-    sensors it renders."""
+    """The reply to InitialSettings and Track: the backend's name, the track's, the sensors it
+    renders, and what it can render beyond protocol v1's first cameras: the camera lens
+    models (``lens.WIRE_MODELS``) and the calibration targets (``target.KINDS``). A peer that
+    sends no capabilities can render neither."""
 
     TOPIC: ClassVar[str] = framing.READY
     backend: str
     track: str
     sensors: tuple[ListedSensor, ...] = ()
+    lenses: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
 
     def to_wire(self) -> Wire:
         return Wire({'backend': self.backend, 'track': self.track,
-                     'sensors': [sensor.to_wire() for sensor in self.sensors]})
+                     'sensors': [sensor.to_wire() for sensor in self.sensors],
+                     'capabilities': {'lenses': list(self.lenses),
+                                      'targets': list(self.targets)}})
 
     @classmethod
     def from_wire(cls, message: framing.Message) -> Ready:
         header = message.header
         listed = wire.objects(header, 'sensors', 'Ready', wire.MAX_CARS * wire.MAX_SENSORS_PER_CAR)
+        capabilities = header.get('capabilities', {})
+        if not isinstance(capabilities, dict):
+            msg = f"Ready: key 'capabilities' must be an object, got {wire.show(capabilities)}"
+            raise ProtocolError(msg)
         return cls(wire.text(header, 'backend', 'Ready'), wire.text(header, 'track', 'Ready'),
                    tuple(ListedSensor(wire.text(s, 'car', 'Ready sensor'),
                                       wire.text(s, 'sensor', 'Ready sensor'),
-                                      wire.text(s, 'type', 'Ready sensor')) for s in listed))
+                                      wire.text(s, 'type', 'Ready sensor')) for s in listed),
+                   _names(capabilities, 'lenses'), _names(capabilities, 'targets'))
+
+    def unrenderable(self, settings: InitialSettings) -> list[str]:
+        """What of ``settings`` this backend said it cannot render: a camera's lens, the
+        calibration target. A backend that ignored them would hand back images that look
+        right and are not."""
+        problems = [f'car {car!r} camera {camera!r} has a {model} lens'
+                    for (car, camera), model in settings.lenses().items()
+                    if model not in self.lenses]
+        target = settings.calibration_target
+        if target is not None and target.kind not in self.targets:
+            problems.append(f'the scenario places a {target.kind} calibration target')
+        if problems:
+            problems.append(f'backend {self.backend!r} renders lenses {list(self.lenses)} and '
+                            f'calibration targets {list(self.targets)}')
+        return problems
+
+
+def _names(capabilities: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """A list of names under ``key`` of Ready's capabilities (absent: none)."""
+    value = capabilities.get(key, [])
+    if not isinstance(value, list) or len(value) > MAX_CAPABILITIES or not all(
+            isinstance(v, str) and len(v) <= 64 for v in value):
+        msg = (f"Ready: capabilities key {key!r} must be a list of at most {MAX_CAPABILITIES} "
+               f'names, got {wire.show(value)}')
+        raise ProtocolError(msg)
+    return tuple(value)
 
 
 # --- every frame -------------------------------------------------------------------------------

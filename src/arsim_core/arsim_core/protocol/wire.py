@@ -17,6 +17,7 @@ from numbers import Integral, Real
 from typing import Any
 
 from arsim_core.errors import ProtocolError
+from arsim_core.lens import MAX_COEFFICIENT, MODELS, WIRE_MODELS
 
 MAX_COORDINATE = 1e6  # |value| of a vertex, pose or mount coordinate [m or rad]
 MAX_CARS = 256
@@ -70,12 +71,39 @@ def _camera(spec: dict[str, Any], where: str) -> int:
     number(spec, 'far', where, near, MAX_COORDINATE, open_low=True)
     number(spec, 'noise_std', where, 0.0, 255.0, default=0.0)
     number(spec, 'depth_noise_std', where, 0.0, MAX_COORDINATE, default=0.0)
+    if spec.get('lens') is not None:
+        _lens(spec['lens'], width, height, where)
     outputs = spec.get('outputs', ['rgb'])
     if not isinstance(outputs, list) or not outputs or not all(
             isinstance(o, str) and o in CAMERA_OUTPUTS for o in outputs):
         msg = f'{where}: outputs must be a non-empty list of {sorted(CAMERA_OUTPUTS)}'
         raise ProtocolError(msg)
     return _samples(width * height, where)
+
+
+def _lens(lens: Any, width: int, height: int, where: str) -> None:
+    """A camera's optional ``lens``: a model of ``WIRE_MODELS``, its intrinsics and as many
+    coefficients as the model has (whether the lens folds, the backend checks)."""
+    if not isinstance(lens, dict):
+        msg = f'{where}: key \'lens\' must be an object, got {show(lens)}'
+        raise ProtocolError(msg)
+    where = f'{where}, lens'
+    model = text(lens, 'model', where)
+    if model not in WIRE_MODELS:
+        msg = f'{where}: key \'model\' must be one of {list(WIRE_MODELS)}, got {show(model)}'
+        raise ProtocolError(msg)
+    for key in ('fx', 'fy'):
+        number(lens, key, where, 0.0, MAX_COORDINATE, open_low=True)
+    number(lens, 'cx', where, -0.5, width - 0.5)
+    number(lens, 'cy', where, -0.5, height - 0.5)
+    count = len(MODELS.get(model, ()))
+    distortion = lens.get('distortion', [])
+    if not isinstance(distortion, list) or len(distortion) != count:
+        msg = (f'{where}: key \'distortion\' must be {count} numbers for {model}, got '
+               f'{show(distortion)}')
+        raise ProtocolError(msg)
+    if count:
+        numbers(lens, 'distortion', count, where, -MAX_COEFFICIENT, MAX_COEFFICIENT)
 
 
 def _samples(count: int, where: str) -> int:

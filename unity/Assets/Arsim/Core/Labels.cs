@@ -9,6 +9,7 @@ namespace Arsim.Core
         // Scenery around a track: walls, buildings, pillars; trees; furniture, fences, poles, signs.
         public const byte SceneryStructure = 8, SceneryVegetation = 9, SceneryObject = 10;
         public const byte Kerb = 11;  // the kerbs at a full-scale circuit's corners (drivable)
+        public const byte CalibrationTarget = 12;  // a scenario's calibration board (not a track triangle)
         public const byte None = 255;
         public const double DefaultReflectivity = 0.3;
 

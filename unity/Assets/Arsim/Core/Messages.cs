@@ -449,11 +449,17 @@ namespace Arsim.Core
     }
 
     /// <summary>The reply to InitialSettings and Track (messages.Ready): the backend's name,
-    /// the track's, and the sensors it renders.</summary>
+    /// the track's, the sensors it renders, and its capabilities: the camera lens models
+    /// (a camera's "lens") and calibration targets (InitialSettings' "calibration_target")
+    /// it renders. This backend renders neither, and says so, so the bridge refuses a
+    /// scenario that needs them instead of publishing images without them.</summary>
     public sealed class ReadyMessage
     {
+        public const int MaxCapabilities = 32;
         public string Backend = "", Track = "";
         public List<ListedSensor> Sensors = new List<ListedSensor>();
+        public List<string> Lenses = new List<string>();
+        public List<string> Targets = new List<string>();
 
         /// <summary>The header keys of the reply, for Protocol.Encode.</summary>
         public Dictionary<string, object> ToBody()
@@ -461,7 +467,11 @@ namespace Arsim.Core
             var listed = new List<object>();
             foreach (var sensor in Sensors)
                 listed.Add(new Dictionary<string, object> { { "car", sensor.Car }, { "sensor", sensor.Sensor }, { "type", sensor.Type } });
-            return new Dictionary<string, object> { { "backend", Backend }, { "track", Track }, { "sensors", listed } };
+            var capabilities = new Dictionary<string, object>
+            {
+                { "lenses", new List<object>(Lenses.ToArray()) }, { "targets", new List<object>(Targets.ToArray()) },
+            };
+            return new Dictionary<string, object> { { "backend", Backend }, { "track", Track }, { "sensors", listed }, { "capabilities", capabilities } };
         }
 
         public static ReadyMessage Read(ProtocolMessage message)
@@ -478,7 +488,32 @@ namespace Arsim.Core
                     Type = WireRead.Text(entry, "type", "Ready sensor"),
                 });
             }
+            object capabilities;
+            if (header.TryGetValue("capabilities", out capabilities) && capabilities != null)
+            {
+                var map = capabilities as IDictionary<string, object>;
+                if (map == null) throw new ProtocolException("Ready: key 'capabilities' must be an object");
+                ready.Lenses = Names(map, "lenses");
+                ready.Targets = Names(map, "targets");
+            }
             return ready;
+        }
+
+        static List<string> Names(IDictionary<string, object> capabilities, string key)
+        {
+            var names = new List<string>();
+            object value;
+            if (!capabilities.TryGetValue(key, out value)) return names;
+            var list = value as List<object>;
+            if (list == null || list.Count > MaxCapabilities)
+                throw new ProtocolException("Ready: capabilities key '" + key + "' must be a list of at most " + MaxCapabilities + " names");
+            foreach (var name in list)
+            {
+                var text = name as string;
+                if (text == null) throw new ProtocolException("Ready: capabilities key '" + key + "' must hold names");
+                names.Add(text);
+            }
+            return names;
         }
     }
 }

@@ -57,6 +57,9 @@ namespace Arsim.Core.Tests
             Assert.AreEqual(new[] { Labels.Barrier }, served.Renderer.Track.Labels, "labels default to barrier");
             Assert.AreEqual("wall", served.Service.TrackName);
             Assert.AreEqual(3UL, served.Service.Settings.Seed);
+            var capabilities = (IDictionary<string, object>)reply.Header["capabilities"];
+            Assert.AreEqual(0, ((List<object>)capabilities["lenses"]).Count, "it renders no camera lens, and says so");
+            Assert.AreEqual(0, ((List<object>)capabilities["targets"]).Count, "nor a calibration target");
         }
 
         [Test]

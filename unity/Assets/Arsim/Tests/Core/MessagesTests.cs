@@ -364,6 +364,13 @@ namespace Arsim.Core.Tests
             Assert.AreEqual("t", read.Track);
             Assert.AreEqual(1, read.Sensors.Count);
             Assert.AreEqual("lidar2d", read.Sensors[0].Type);
+            Assert.AreEqual(0, read.Lenses.Count, "this backend renders no lens");
+            Assert.AreEqual(0, read.Targets.Count, "nor a calibration target");
+            ready.Lenses.Add("plumb_bob");
+            ready.Targets.Add("checkerboard");
+            read = ReadyMessage.Read(Message(Protocol.Ready, ready.ToBody(), new BinaryFrame[0]));
+            Assert.AreEqual(new[] { "plumb_bob" }, read.Lenses.ToArray());
+            Assert.AreEqual(new[] { "checkerboard" }, read.Targets.ToArray());
         }
     }
 }

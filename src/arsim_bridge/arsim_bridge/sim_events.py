@@ -13,7 +13,8 @@ from arsim_msgs.msg import SimEvent
 EVENT_KINDS = {referee.COLLISION: SimEvent.COLLISION, referee.RESET: SimEvent.RESET,
                referee.MODEL_ERROR: SimEvent.MODEL_ERROR,
                referee.INVALID_STATE: SimEvent.INVALID_STATE, CONE_DOWN: SimEvent.CONE_DOWN,
-               OFF_COURSE: SimEvent.OFF_COURSE, MISSION: SimEvent.MISSION}
+               OFF_COURSE: SimEvent.OFF_COURSE, MISSION: SimEvent.MISSION,
+               referee.RULING: SimEvent.RULING}
 
 
 def sim_event(event: referee.Event, stamp_ns: int, frame_id: str) -> SimEvent:

@@ -16,6 +16,7 @@ from typing import Any, TypeGuard
 from arsim_core.config.calibration import load_calibration_target
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
+from arsim_core.config.stewards import StewardSettings, load_stewards
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
 from arsim_core.endpoints import problem as endpoint_problem
 from arsim_core.errors import ConfigError
@@ -104,9 +105,11 @@ class CollisionSettings:
 @dataclass(frozen=True)
 class RaceSettings:
     """Race timing: ``sectors`` are the sector ends as lap fractions from the start line (the
-    last sector ends at the line); none means one sector, the whole lap."""
+    last sector ends at the line); none means one sector, the whole lap. ``stewards``: the
+    incident rules' thresholds and penalties (docs/race-control.md)."""
 
     sectors: tuple[float, ...]
+    stewards: StewardSettings = StewardSettings()
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     collisions = root.section('collisions', {})
     collisions.reject_unknown({'response', 'cars_visible'})
     race = root.section('race', {})
-    race.reject_unknown({'sectors'})
+    race.reject_unknown({'sectors', 'stewards'})
     ros = root.section('ros', {})
     ros.reject_unknown({'discovery'})
 
@@ -244,7 +247,7 @@ def load_scenario(path: str | Path, resources: str | Path,
         collisions=CollisionSettings(
             response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
             cars_visible=collisions.boolean('cars_visible', True)),
-        race=RaceSettings(sectors=_sectors(race)),
+        race=RaceSettings(sectors=_sectors(race), stewards=load_stewards(race)),
         view=_view(root.section('view', {})),
         recording=_recording(root.section('recording', {})),
         topic_map=topic_map, cars=cars,

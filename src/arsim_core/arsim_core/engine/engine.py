@@ -51,6 +51,7 @@ from arsim_core.engine.state import (
     StateTable,
     state_rows,
 )
+from arsim_core.engine.stewards import Stewards, race_control
 from arsim_core.engine.world import TrackWorld
 from arsim_core.errors import ArsimError
 from arsim_core.geometry import Pose2D
@@ -125,6 +126,7 @@ class Engine:
         self.world: TrackWorld | None = None
         self.ready: Mapping[str, object] = {}  # the backend's and the track's names
         self.metrics: RaceMetrics | None = None
+        self.stewards: Stewards | None = None  # race control (docs/race-control.md)
         self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
         self.states: MutableMapping[str, CarState] = {}
         self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
@@ -153,6 +155,7 @@ class Engine:
         self.race_start_ns = self.time_ns
         if world.centerline is not None:
             self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
+        self.stewards = race_control(self.scenario, self.metrics, world)
         self.cones = ConeField(world.cones) if world.cones is not None and len(world.cones) \
             else None
         self._cones_shown = 0
@@ -200,13 +203,17 @@ class Engine:
         if self.metrics is not None:
             self.metrics.update((self.time_ns - self.race_start_ns) * 1e-9, valid,
                                 verdict.new_contacts, rows[:, :2])
+        rulings = () if self.stewards is None else self.stewards.observe(
+            (self.time_ns - self.race_start_ns) * 1e-9, valid, rows, verdict.events)
         if self.cones is not None or self.missions is not None:
             events.extend(self._formula_student(list(valid), rows))
         if placements:
             self._place(placements)
-        if not events and verdict is NO_JUDGEMENT and not placements:
+        if refused and self.stewards is not None:
+            self.stewards.void(refused)
+        if not events and verdict is NO_JUDGEMENT and not placements and not rulings:
             return NO_JUDGEMENT
-        return Judgement((*events, *verdict.events), placements)
+        return Judgement((*events, *verdict.events, *rulings), placements)
 
     def _formula_student(self, names: list[str], rows: np.ndarray) -> list[Event]:
         """Cones the cars knocked over, and the mission referees' verdicts."""
@@ -236,6 +243,8 @@ class Engine:
     def reset_to_start(self, cars: Iterable[str]) -> tuple[Placement, ...]:
         placements = self.referee.reset_to_start(cars)
         self._place(placements)
+        if self.stewards is not None:
+            self.stewards.void(p.car for p in placements)
         return placements
 
     def _place(self, placements: Iterable[Placement]) -> None:
@@ -283,6 +292,8 @@ class Engine:
         self.states = {name: read_state(v) for name, v in self.vehicles.items()}
         if self.metrics is not None:
             self.metrics.reset({name: s.pose for name, s in self.states.items()})
+        if self.stewards is not None:
+            self.stewards.reset()
         if self.cones is not None:
             self.cones.reset()
         if self.missions is not None:
@@ -305,6 +316,8 @@ class Engine:
             self.states[name] = read_state(self.vehicles[name], self._imu)
             if self.metrics is not None:
                 self.metrics.restart(name, pose)
+            if self.stewards is not None:
+                self.stewards.restart(name)
         if self.missions is not None:
             self.missions.restart(poses, (self.time_ns - self.race_start_ns) * 1e-9)
         due = [key for key in self.schedule.due(self.step) if key[0] in poses]
@@ -402,6 +415,8 @@ class Engine:
             self.referee.forget(name)
             if self.metrics is not None:
                 self.metrics.place(name, start)
+        if diverged and self.stewards is not None:
+            self.stewards.void(diverged)
         states = self._read_states()
         judgement = self.judge(states, events, trusted=True)
         self.show_cones()

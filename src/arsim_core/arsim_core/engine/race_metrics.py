@@ -358,6 +358,20 @@ class RaceMetrics:
         """Car names in the order given."""
         return self._names
 
+    @property
+    def rows(self) -> np.ndarray:
+        """Every car's latest projection as it changes frame by frame, one row per car in
+        ``cars`` order, columns ``S``, ``LATERAL``, ``SEGMENT``, ``OFF_TRACK``, ``PROGRESS``, ...
+        (a read-only view: rules that watch every car each frame read it without a copy)."""
+        view = self._state.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def centerline(self) -> tuple[np.ndarray, np.ndarray]:
+        """The closed centerline (N, 2) and the arc length of each of its points (N,)."""
+        return self._points, self._s
+
     def reset(self, poses: Mapping[str, Pose2D]) -> None:
         """Start a new race at time 0: everything cleared, the cars in ``poses`` placed."""
         sectors = len(self._fractions)

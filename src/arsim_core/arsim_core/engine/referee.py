@@ -24,6 +24,7 @@ COLLISION = 'collision'
 RESET = 'reset'
 MODEL_ERROR = 'model_error'
 INVALID_STATE = 'invalid_state'
+RULING = 'ruling'  # a steward's verdict (arsim_core.engine.stewards.Ruling)
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 and the ``equidistant`` fisheye (k1, k2, k3, k4).
 
 A camera with a lens is rendered as an ideal pinhole image wide enough to hold every ray the
-lens sees, then resampled: OpenCV finds the ray of each output pixel once (``undistortPoints``,
-iterated until it converges, and checked by projecting the ray back through the lens), which
-fixes where in the ideal image that pixel reads, and ``cv2.remap`` reads it there every frame.
+lens sees, then resampled: the ray of each output pixel is found once (Newton's method on
+OpenCV's lens model, ``rays``, each ray checked by projecting it back through the lens with
+OpenCV), which fixes where in the ideal image that pixel reads, and ``cv2.remap`` reads it
+there every frame.
 So the images follow OpenCV's own model to a small fraction of a pixel, and calibrating them
 with OpenCV gives the coefficients back.
 

@@ -7,6 +7,10 @@ INTERFACE_INCLUDE_DIRECTORIES, and CMake's generate step fails on the missing pa
 as an interface package links against them. This rewrites those paths, inside the venv only,
 to the include directories of the interpreter that runs this script (the venv's python).
 
+A changed file is replaced, never written into: installers such as uv hard-link a wheel's
+files from their cache, so writing into one would change the cache and every other venv made
+from it, pointing their builds at this venv (and breaking them when it is deleted).
+
 Usage: <venv>/bin/python tools/fix_wheel_cmake_paths.py <venv>
 Idempotent: files without such paths are left alone. Exits non-zero if a builder path that
 it does not know how to map is left over.
@@ -14,9 +18,11 @@ it does not know how to map is left over.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 # /opt/python/cp311-cp311/include/python3.11 (also free-threaded "t" variants).
@@ -31,6 +37,20 @@ def cmake_files(venv: Path) -> list[Path]:
     """Return the CMake files that installed packages export."""
     roots = [venv / 'share', venv / 'lib' / 'cmake']
     return sorted(p for root in roots if root.is_dir() for p in root.rglob('*.cmake'))
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Give ``path`` the content ``text`` as a new file (a new inode, its mode kept), so no
+    other link to the old file sees the change."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.')
+    try:
+        with os.fdopen(fd, 'w') as out:
+            out.write(text)
+        os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def main() -> int:
@@ -58,7 +78,7 @@ def main() -> int:
         new = PY_INCLUDE.sub(py_include, NUMPY_INCLUDE.sub(numpy_include, text))
         leftovers.update(f'{path}: {m}' for m in LEFTOVER.findall(new))
         if new != text:
-            path.write_text(new)
+            replace_file(path, new)
             updated += 1
 
     print(

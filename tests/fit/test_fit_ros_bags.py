@@ -1,0 +1,105 @@
+"""``arsim-fit`` on bags recorded from the ROS graph (``recording.directory``), as a user
+records a run, fitted from the shipped F1TENTH profile by the installed ``arsim-fit`` command.
+The hidden car has a drive dead time and lag, a lower acceleration limit and a noisy IMU; it
+is driven either by the built-in follow-the-gap driver on /drive, or as the real F1TENTH stack
+down to its VESC (the ``f1tenth_vesc`` topic map, a follow-the-gap driver on /drive and nodes
+doing what f1tenth/vesc's ``ackermann_to_vesc`` and ``vesc_to_odom`` do), when the fit reads
+the VESC's own commands (ERPM, servo position) and ``vesc_to_odom``'s /odom as it would on the
+car. In the ROS pipeline a message reaches the recorder a frame after it was taken; the fit
+reads measurements at their stamps, so that frame is not taken for the car's own dead time."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from laps import DRIVER, DRIVER_WAITED_FOR
+from rosgraph_msgs.msg import Clock
+from simharness import UNPACED, Probe, Simulation, driver_process, installed_resources, ros_env
+
+from arsim_core.config.profile import load_profile
+
+VESC_NODES = Path(__file__).resolve().parents[1] / 'drivers' / 'vesc_nodes.py'
+DRIVE_S = 30.0
+HIDDEN = {'drive_dead_time': 0.025, 'drive_lag': 0.05, 'max_acceleration': 8.0}
+
+
+def hidden_car(folder: Path) -> Path:
+    profile = yaml.safe_load((installed_resources() / 'config/cars/f1tenth.yaml').read_text())
+    profile['Actuators'] = {'drive': {'dead_time': HIDDEN['drive_dead_time'],
+                                      'lag': HIDDEN['drive_lag']}}
+    profile['CarParameters']['longitudinal']['max_acceleration'] = HIDDEN['max_acceleration']
+    profile['Sensors']['imu'] = {'type': 'imu', 'position': [0.0, 0.0, 0.05], 'rate_hz': 40.0,
+                                 'accel_noise_std': 0.05, 'gyro_noise_std': 0.005}
+    path = folder / 'hidden.yaml'
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+def record_and_fit(sim: Simulation, bag: Path, out: Path) -> str:
+    """Let ``sim`` run ``DRIVE_S`` of sim time, stop it (closing its bag) and fit the bag;
+    what ``arsim-fit`` printed. Its fitted profile and report are in ``out``."""
+    probe = Probe(sim.domain_id)
+    try:
+        now = [0.0]
+        probe.node.create_subscription(
+            Clock, '/clock', lambda m: now.__setitem__(0, m.clock.sec + m.clock.nanosec * 1e-9),
+            10)
+        assert probe.spin_until(lambda: now[0] >= DRIVE_S, 240.0), sim.log
+    finally:
+        probe.close()
+    assert sim.stop() == 0, sim.log
+    out.mkdir()
+    done = subprocess.run(
+        ['arsim-fit', str(bag), '--profile', 'f1tenth', '-o', str(out / 'car.yaml'),
+         '--report', str(out / 'report.html'), '--quiet'],
+        capture_output=True, text=True, timeout=300, env=ros_env(sim.domain_id))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def assert_hidden_car_found(printed: str, fitted: Path) -> None:
+    """Replay error at least five times lower, the hidden values identified within 10 %."""
+    before, after = map(float, re.search(r'replay error ([\d.]+)% -> ([\d.]+)%',
+                                         printed).groups())
+    assert before / after >= 5.0, printed
+    identified = set(re.search(r'^identified: (.*)$', printed, re.M).group(1).split(', '))
+    assert set(HIDDEN) <= identified, printed
+    vehicle = load_profile(fitted).vehicle
+    got = {'drive_dead_time': vehicle.actuators.drive_dead_time,
+           'drive_lag': vehicle.actuators.drive_lag,
+           'max_acceleration': vehicle.params.longitudinal.max_acceleration}
+    for name, value in HIDDEN.items():
+        assert got[name] == pytest.approx(value, rel=0.1), (name, got, printed)
+
+
+def test_a_bag_recorded_on_the_ros_graph_gives_back_the_hidden_car(simulation,
+                                                                   tmp_path) -> None:
+    bag = tmp_path / 'bag'
+    sim = simulation(settings={
+        'simulation': {'autopilot': 'follow_the_gap', 'real_time_factor': UNPACED},
+        'recording': {'directory': str(bag)},
+        'cars': [{'name': 'ego', 'profile': str(hidden_car(tmp_path))}]})
+    printed = record_and_fit(sim, bag, tmp_path / 'fitted')
+    assert_hidden_car_found(printed, tmp_path / 'fitted' / 'car.yaml')
+    # what the hidden car shares with the shipped one comes back as it is
+    vehicle = load_profile(tmp_path / 'fitted' / 'car.yaml').vehicle
+    assert vehicle.actuators.steering_dead_time == pytest.approx(0.0, abs=0.0025)
+    assert vehicle.params.tyre.cornering_stiffness_front == pytest.approx(4.718, rel=0.03)
+
+
+def test_a_vesc_stack_bag_gives_back_the_hidden_car(simulation, tmp_path) -> None:
+    bag = tmp_path / 'bag'
+    sim = simulation(settings={
+        'simulation': {**DRIVER_WAITED_FOR, 'real_time_factor': UNPACED},
+        'topic_map': 'f1tenth_vesc', 'recording': {'directory': str(bag)},
+        'cars': [{'name': 'ego', 'profile': str(hidden_car(tmp_path))}]})
+    driver_process(VESC_NODES, sim.domain_id)
+    driver_process(DRIVER, sim.domain_id, '--speed', '3.0')
+    printed = record_and_fit(sim, bag, tmp_path / 'fitted')
+    report = (tmp_path / 'fitted' / 'report.html').read_text()
+    assert '/commands/motor/speed' in report and '/commands/servo/position' in report
+    assert_hidden_car_found(printed, tmp_path / 'fitted' / 'car.yaml')

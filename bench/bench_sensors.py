@@ -32,6 +32,9 @@ RATE_HZ = 20.0
 MEASURE_S = 15.0
 WARMUP_S = 3.0
 SUBSCRIBER = BENCH_DIR / 'sensor_counter.py'
+# The LiDAR effects (docs/sensors.md, "LiDAR effects") are on by default; ``--lidar-effects
+# off`` measures the same rows without them, for their cost.
+LIDAR_EFFECTS_OFF = {'noise_per_m': 0.0, 'detection_range': 0.0, 'beam_divergence': 0.0}
 AR_SIM_HZ = {'hokuyo_1080x1': 140, 'os1_512x32': 93, 'os1_1024x32': 58, 'os1_1024x64': 33,
              'cam2x256x512_hokuyo': 84, 'cam1024x760_hokuyo': 63,
              'cam1024x760_os1_1024x32': 28, 'cam256x512_os1_1024x32': 33}
@@ -127,11 +130,17 @@ def packet_width() -> float:
         return 0.0
 
 
-def run(names: list[str] | None = None, scene: str | None = None
+def without_lidar_effects(sensors: dict[str, dict]) -> dict[str, dict]:
+    return {name: {**spec, **LIDAR_EFFECTS_OFF} if spec['type'] in ('lidar2d', 'lidar3d')
+            else spec for name, spec in sensors.items()}
+
+
+def run(names: list[str] | None = None, scene: str | None = None, lidar_effects: bool = True
         ) -> list[tuple[str, float, str]]:
     figures = [('embree_packet_width', packet_width(), 'rays')]
     for name in names or list(CONFIGS):
-        result = measure(name, CONFIGS[name], scene=scene)
+        sensors = CONFIGS[name] if lidar_effects else without_lidar_effects(CONFIGS[name])
+        result = measure(name, sensors, scene=scene)
         hz = min(t['hz'] for t in result['topics'].values())
         print(f'[bench] arsim_rate_{name}: {hz:.1f} Hz (AR-Sim {AR_SIM_HZ[name]} Hz, '
               f'x{hz / AR_SIM_HZ[name]:.1f}); {result}', file=sys.stderr, flush=True)
@@ -145,10 +154,12 @@ if __name__ == '__main__':
     parser.add_argument('rows', nargs='*', help=f'some of {", ".join(CONFIGS)} (default: all)')
     parser.add_argument('--scene', help='the track\'s scene (hall, circuit, none, auto)')
     parser.add_argument('--smoke', action='store_true', help='a second per row (benchkit)')
+    parser.add_argument('--lidar-effects', choices=('on', 'off'), default='on',
+                        help='the LiDAR effects (default on, as profiles have them)')
     args = parser.parse_args(argv)
     unknown = sorted(set(args.rows) - set(CONFIGS))
     if unknown:
         parser.error(f'unknown rows: {", ".join(unknown)}')
     chosen = {f'arsim_rate_{name}' for name in args.rows or CONFIGS} | {'embree_packet_width'}
-    sys.exit(main(lambda: run(args.rows or None, args.scene),
+    sys.exit(main(lambda: run(args.rows or None, args.scene, args.lidar_effects == 'on'),
                   [row for row in ROWS if row.name in chosen]))

@@ -1,5 +1,10 @@
 """Fixtures of the Gymnasium environment tests: environments closed after the test, poses on
-a track, the real tracks and car profiles with an extra camera or LiDAR noise."""
+a track, the real tracks and car profiles with an extra camera or LiDAR noise.
+
+Environments made without a ``profile`` or ``scenario`` get config/cars/f1tenth.yaml with its
+LiDAR exact (no noise, no LiDAR effects): these tests compare scans across seeds, steps and
+cars standing still, where noise would differ by design. ``noisy_profile`` keeps the effects,
+as users get them."""
 
 from __future__ import annotations
 
@@ -22,15 +27,32 @@ MONZA = Path('tum_racetrack_database') / 'Monza.csv'
 Pose = tuple[float, float, float]
 
 
+EXACT_LIDAR = {'noise_std': 0.0, 'dropout': 0.0, 'noise_per_m': 0.0, 'detection_range': 0.0,
+               'beam_divergence': 0.0}
+
+
+@pytest.fixture(scope='session')
+def exact_lidar_profile(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """config/cars/f1tenth.yaml with its LiDAR's noise and effects off."""
+    return str(_profile(repo_root, tmp_path_factory.mktemp('exact_lidar'), 'f1tenth_exact.yaml',
+                        lambda data: data['Sensors']['scan'].update(EXACT_LIDAR)))
+
+
+def _exact_by_default(keywords: dict[str, Any], profile: str) -> None:
+    if 'profile' not in keywords and 'scenario' not in keywords:
+        keywords['profile'] = profile
+
+
 @pytest.fixture
-def make_env() -> Iterator[Callable[..., RaceEnv]]:
+def make_env(exact_lidar_profile: str) -> Iterator[Callable[..., RaceEnv]]:
     """``make_env(**keywords)``: a RaceEnv on arsim_ring with one car unless told otherwise,
-    closed after the test."""
+    its LiDAR exact unless a profile or scenario is given, closed after the test."""
     made: list[RaceEnv] = []
 
     def make(**keywords: Any) -> RaceEnv:
         keywords.setdefault('track', RING)
         keywords.setdefault('num_cars', 1)
+        _exact_by_default(keywords, exact_lidar_profile)
         env = RaceEnv(**keywords)
         made.append(env)
         return env
@@ -41,14 +63,16 @@ def make_env() -> Iterator[Callable[..., RaceEnv]]:
 
 
 @pytest.fixture
-def make_vector() -> Iterator[Callable[..., RaceVectorEnv]]:
+def make_vector(exact_lidar_profile: str) -> Iterator[Callable[..., RaceVectorEnv]]:
     """``make_vector(num_envs, **keywords)``: a RaceVectorEnv on arsim_ring with one car per
-    environment unless told otherwise, closed after the test."""
+    environment unless told otherwise, its LiDAR exact as ``make_env``'s, closed after the
+    test."""
     made: list[RaceVectorEnv] = []
 
     def make(num_envs: int, **keywords: Any) -> RaceVectorEnv:
         keywords.setdefault('track', RING)
         keywords.setdefault('num_cars', 1)
+        _exact_by_default(keywords, exact_lidar_profile)
         env = RaceVectorEnv(num_envs, **keywords)
         made.append(env)
         return env
@@ -108,11 +132,15 @@ def _profile(repo_root: Path, folder: Path, name: str,
 @pytest.fixture
 def make_profile(repo_root: Path, tmp_path: Path
                  ) -> Callable[[str, Callable[[dict[str, Any]], None]], Path]:
-    """``make_profile(name, change)``: config/cars/f1tenth.yaml as ``change`` edits it, written
-    as ``name`` in the test's folder."""
+    """``make_profile(name, change)``: config/cars/f1tenth.yaml, its LiDAR exact as
+    ``make_env``'s, as ``change`` edits it, written as ``name`` in the test's folder."""
 
     def make(name: str, change: Callable[[dict[str, Any]], None]) -> Path:
-        return _profile(repo_root, tmp_path, name, change)
+        def exact_then_change(data: dict[str, Any]) -> None:
+            data['Sensors']['scan'].update(EXACT_LIDAR)
+            change(data)
+
+        return _profile(repo_root, tmp_path, name, exact_then_change)
 
     return make
 

@@ -41,10 +41,13 @@ MAX_HALF_ANGLE = math.radians(80.0)  # the furthest ray off the axis a lens may 
 MAX_IDEAL_SIDE = 4096  # pixels a side of the ideal image rendered for a lens
 MAX_COEFFICIENT = 1e3  # |k|, |p|: beyond, no lens, a typo
 PAD = 2  # pixels of the ideal image beyond the furthest ray an output pixel reads
-# Ideal pixels per output pixel where the output is densest. At 1 the rasterised edges' steps
-# moved a checkerboard's corners by a fifth of a pixel, and OpenCV's calibration of a
-# plumb_bob camera came out 0.5 % short in focal length; at 2 it agrees to 0.05 %.
-OVERSAMPLE = 2.0
+# Ideal pixels per output pixel where the output is densest, by default (a camera's
+# ``lens_oversample``): one, as a pinhole camera of the same size renders. At 1 the rasterised
+# edges' steps move a checkerboard's corners by a fifth of a pixel, and OpenCV's calibration of
+# a plumb_bob camera comes out about 0.5 % short in focal length; at 2 it agrees to 0.05 %, at
+# four times the pixels rendered (the shipped calibration camera renders at 2).
+OVERSAMPLE = 1.0
+MAX_OVERSAMPLE = 4.0
 INVERSE_TOLERANCE_PX = 1e-3  # a ray projected back lands this close to its pixel
 _NEWTON_STEPS = 30
 _CONVERGED_PX = 1e-6

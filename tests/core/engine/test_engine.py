@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+import yaml
 
 from arsim_core.engine import CarState, Engine, Frame, Placement, TrackWorld
 from arsim_core.engine.collisions import BARRIER, CollisionWorld, start_poses
@@ -290,8 +291,13 @@ def test_a_car_following_the_centerline_completes_a_lap(make_scenario, engine_on
 
 # --- a second track -----------------------------------------------------------------------------
 def test_load_track_moves_renderer_referee_and_metrics_to_the_new_track(
-        make_scenario, engine_on, ring, random_world):
-    scenario = make_scenario(('ego', 'opp'))
+        make_scenario, engine_on, ring, random_world, repo_root, tmp_path):
+    # exact scans (no noise, no LiDAR effects): the same poses must give the same bits
+    profile = yaml.safe_load((repo_root / 'config' / 'cars' / 'f1tenth.yaml').read_text())
+    profile['Sensors']['scan'].update(noise_per_m=0.0, detection_range=0.0,
+                                      beam_divergence=0.0)
+    (tmp_path / 'exact.yaml').write_text(yaml.safe_dump(profile))
+    scenario = make_scenario(('ego', 'opp'), profile=str(tmp_path / 'exact.yaml'))
     engine = engine_on(scenario)
     on_ring = engine.reset()
     for _ in range(10):

@@ -3,7 +3,9 @@
 A camera with a lens (``arsim_core.lens``) renders an ideal pinhole image wide enough for its
 rays and resamples it through the lens each frame (``cv2.remap``: bilinear for colour,
 nearest for depth and class ids, so pixels stay aligned and labels never blend); a camera
-without one renders its image directly, at no extra cost.
+without one renders its image directly, at no extra cost. After the lens and the weather come
+the camera's motion during its exposure and readout (``motion_blur``) and its sensor:
+vignetting, exposure and photon noise (``exposure``), each only where the camera has it.
 
 Images are rasterised with OpenGL (``raster.GLRenderer``: headless EGL, llvmpipe on a CPU, the
 GPU when there is one). Where no EGL context can be made, ``RayRenderer`` casts one Embree ray
@@ -22,6 +24,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from arsim_core import labels
+from arsim_core.backend import camera_weather as weather
+from arsim_core.backend.exposure import ImageSensor
+from arsim_core.backend.motion_blur import CameraMotion
 from arsim_core.backend.opengl import View, seed_of
 from arsim_core.backend.outputs import Context, Output, Rendered
 from arsim_core.backend.ray_shading import TrackSurfaces, shade, with_cars
@@ -29,9 +34,10 @@ from arsim_core.backend.scene import World
 from arsim_core.backend.target import Board
 from arsim_core.errors import ProtocolError
 from arsim_core.geometry import Footprint, Pose, rotation_matrix
-from arsim_core.lens import PINHOLE, Lens, LensError, Resampling, resampling
+from arsim_core.lens import OVERSAMPLE, PINHOLE, Lens, LensError, Resampling, resampling
 from arsim_core.pinhole import OPTICAL_ROTATION, Intrinsics
 from arsim_core.protocol.appearance import DEFAULT, Appearance
+from arsim_core.protocol.camera_effects import CameraEffects
 
 LOG = logging.getLogger('arsim.backend')
 ENCODINGS = {'rgb': 'rgb8', 'depth': '32FC1', 'semantic': 'mono8'}
@@ -39,6 +45,7 @@ ENCODINGS = {'rgb': 'rgb8', 'depth': '32FC1', 'semantic': 'mono8'}
 # image holds every ray, with a margin).
 FILL = {'rgb': 0.0, 'depth': float('inf'), 'semantic': float(labels.NONE)}
 PlacedBoard = tuple[Board, np.ndarray]  # the board and its model matrix (board -> world)
+SENSOR_NOISE = 1  # the stream of a frame's seed its sensor's photon noise draws from
 
 
 class Renderer(Protocol):
@@ -79,12 +86,17 @@ class Camera:
     depth_noise_std: float
     seed: int
     resampling: Resampling | None = None  # None: the image is rendered as it is published
+    sensor: ImageSensor | None = None  # vignetting, exposure, photon noise (backend.exposure)
+    motion: CameraMotion | None = None  # motion blur, rolling shutter (backend.motion_blur)
 
     kind = 'camera'
 
     def reseed(self, seed: int) -> None:
-        """Pixel noise from ``seed`` afresh (it is drawn from the seed and the frame time)."""
+        """Pixel noise from ``seed`` afresh (it is drawn from the seed and the frame time),
+        and the auto exposure from its start."""
         self.seed = seed
+        if self.sensor is not None:
+            self.sensor.reset()
 
     @classmethod
     def from_wire(cls, car: str, spec: Mapping[str, Any], seed: int,
@@ -101,27 +113,34 @@ class Camera:
             msg = f'camera {spec["name"]!r}: needs width, height >= 1 and 0 < near < far'
             raise ValueError(msg)
         intrinsics, lens = _lens(spec, width, height)
+        oversample = float((spec.get('lens') or {}).get('oversample', OVERSAMPLE))
         try:
-            resampled = None if lens is None else resampling(intrinsics, lens)
+            resampled = None if lens is None else resampling(intrinsics, lens, oversample)
         except LensError as exc:
             msg = f'camera {spec["name"]!r}: {exc}'
             raise ProtocolError(msg) from exc
+        sensor, motion = _effects(CameraEffects.from_wire(spec), intrinsics, resampled, outputs)
         return cls(car=car, name=str(spec['name']),
                    mount_to_car=_transform(rotation_matrix(roll, pitch, yaw), [x, y, z]),
                    intrinsics=intrinsics, near=near, far=far, outputs=outputs,
                    noise_std=float(spec.get('noise_std', 0.0)),
                    depth_noise_std=float(spec.get('depth_noise_std', 0.0)), seed=seed,
-                   resampling=resampled)
+                   resampling=resampled, sensor=sensor, motion=motion)
 
-    def view(self, car_pose: Pose, time_ns: int) -> View:
+    def optical_to_world(self, car_pose: Pose) -> np.ndarray:
+        """The camera's optical frame in the world (4 x 4) for the car at ``car_pose``."""
         x, y, z, roll, pitch, yaw = car_pose
         car_to_world = _transform(rotation_matrix(roll, pitch, yaw), [x, y, z])
-        optical_to_world = car_to_world @ self.mount_to_car @ _transform(OPTICAL_ROTATION,
-                                                                        np.zeros(3))
-        world_to_optical = np.linalg.inv(optical_to_world)
+        return car_to_world @ self.mount_to_car @ _transform(OPTICAL_ROTATION, np.zeros(3))
+
+    def view(self, car_pose: Pose, time_ns: int) -> View:
+        world_to_optical = np.linalg.inv(self.optical_to_world(car_pose))
         intrinsics = self.intrinsics if self.resampling is None else self.resampling.ideal
         clip = intrinsics.clip_matrix(self.near, self.far) @ world_to_optical
-        return View(world_to_optical, clip, intrinsics, self.near, self.far, self.outputs,
+        outputs = self.outputs  # motion needs each pixel's depth, published or not
+        if self.motion is not None and 'depth' not in outputs:
+            outputs = (*outputs, 'depth')
+        return View(world_to_optical, clip, intrinsics, self.near, self.far, outputs,
                     self.noise_std, self.depth_noise_std, seed_of(self.seed, time_ns))
 
     def render(self, ctx: Context) -> Rendered:
@@ -129,15 +148,31 @@ class Camera:
         boxes = ctx.world.others(self.car, poses)
         board = ctx.world.board
         model = None if board is None else board.model(ctx.time_ns, poses)
-        images = ctx.renderer().render((self.car, self.name),
-                                       self.view(poses[self.car], ctx.time_ns), boxes,
+        view = weather.view_for(ctx.world.weather, self.view(poses[self.car], ctx.time_ns))
+        images = ctx.renderer().render((self.car, self.name), view, boxes,
                                        None if board is None or model is None
                                        else (board, model))
         lens = self.resampling
         if lens is not None:
-            images = {o: lens.remap(images[o], o != 'rgb', FILL[o]) for o in self.outputs}
+            images = {o: lens.remap(images[o], o != 'rgb', FILL[o]) for o in view.outputs}
+        images = weather.weathered(ctx.world, self.intrinsics, view, poses[self.car], images)
+        if self.motion is not None:
+            images = self.motion.apply(images, ctx.timeline, self.car, self.optical_to_world)
+        if self.sensor is not None:
+            images = {**images, 'rgb': self.sensor.apply(
+                images['rgb'], ctx.time_ns, seed_of(self.seed, ctx.time_ns, SENSOR_NOISE))}
         return Rendered(ctx.time_ns, tuple(Output(f'/{o}', images[o], ENCODINGS[o])
                                        for o in self.outputs))
+
+
+def _effects(effects: CameraEffects, intrinsics: Intrinsics, resampled: Resampling | None,
+             outputs: tuple[str, ...]) -> tuple[ImageSensor | None, CameraMotion | None]:
+    """The camera's sensor (for colour) and motion, each None where it has none of them."""
+    sensor = ImageSensor(effects, intrinsics, resampled) if 'rgb' in outputs and (
+        effects.exposure or effects.photon_noise or effects.vignetting) else None
+    motion = CameraMotion(effects.motion_blur, effects.rolling_shutter, intrinsics, resampled) \
+        if effects.motion_blur or effects.rolling_shutter else None
+    return sensor, motion
 
 
 def _lens(spec: Mapping[str, Any], width: int, height: int) -> tuple[Intrinsics, Lens | None]:

@@ -10,25 +10,28 @@ the end of that frame, so a moving car's cloud shows the motion distortion a rea
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from arsim_core import beams
-from arsim_core.backend import sweep
+from arsim_core.backend import lidar_effects, sweep
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.hits import Hits, nearer
+from arsim_core.backend.lidar_weather import weathered
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
+from arsim_core.backend.target import Board
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import Pose, rotation_matrix
 from arsim_core.labels import NONE, reflectivity_table
 
 # intensity = INTENSITY_SCALE * reflectivity * |cos(incidence)| / max(range, 1 m)^2: a signal
-# photon count like Ouster's, falling with distance and grazing angle.
-INTENSITY_SCALE = 1000.0
+# photon count like Ouster's, falling with distance and grazing angle (the LiDAR equation of
+# ``lidar_effects``, which also attenuates and thresholds it).
+INTENSITY_SCALE = lidar_effects.SCALE
 # By label: INTENSITY_SCALE * reflectivity, and reflectivity in percent; zero for a miss.
 _INTENSITY_GAIN = np.float32(INTENSITY_SCALE) * np.asarray(reflectivity_table(), np.float32)
 _INTENSITY_GAIN[NONE] = 0.0
@@ -38,33 +41,61 @@ _REFLECTIVITY_PERCENT[NONE] = 0
 
 @dataclass(frozen=True)
 class Returns:
-    """One scan's measurements, all float32 but reflectivity (uint16, 100 = white diffuse)."""
+    """One scan's measurements, all float32 but reflectivity (uint16, 100 = white diffuse);
+    ``label``: what each return hit, where the effects may change it (else None: the hits')."""
 
     ranges: np.ndarray
     intensity: np.ndarray
     reflectivity: np.ndarray
+    label: np.ndarray | None = None
 
 
 @dataclass
 class RangeModel:
     """How hits become measurements: Gaussian noise, dropout and the REP-117 special values
-    (+inf: no return within range_max, -inf: closer than range_min, NaN: dropped)."""
+    (+inf: no return within range_max, -inf: closer than range_min, NaN: dropped).
+
+    With any of ``noise_per_m`` (noise growing with range), ``detection_range`` (a threshold
+    on received power), ``beam_divergence`` (mixed pixels at edges) or ``extinction_per_m``
+    (two-way atmospheric attenuation, which the weather sets) above 0, ``lidar_effects``
+    measures instead; ``column_spacing`` and ``row_spacing`` [rad] are the angles between
+    neighbouring beams the footprints need."""
 
     range_min: float
     range_max: float
     noise_std: float
     dropout: float
     rng: np.random.Generator
+    noise_per_m: float = 0.0
+    detection_range: float = 0.0
+    beam_divergence: float = 0.0
+    extinction_per_m: float = 0.0
+    column_spacing: float = 0.0
+    row_spacing: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @classmethod
-    def from_wire(cls, spec: Mapping[str, Any], seed: int) -> RangeModel:
+    def from_wire(cls, spec: Mapping[str, Any], seed: int, column_spacing: float = 0.0,
+                  row_spacing: np.ndarray | None = None) -> RangeModel:
+        """The wire's effect keys default to off (a peer that predates them)."""
         return cls(float(spec['range_min']), float(spec['range_max']),
                    float(spec.get('noise_std', 0.0)), float(spec.get('dropout', 0.0)),
-                   np.random.default_rng(seed))
+                   np.random.default_rng(seed), float(spec.get('noise_per_m', 0.0)),
+                   float(spec.get('detection_range', 0.0)),
+                   float(spec.get('beam_divergence', 0.0)), 0.0, abs(column_spacing),
+                   np.zeros(0) if row_spacing is None
+                   else np.abs(np.asarray(row_spacing, np.float64)))
+
+    @property
+    def effects(self) -> bool:
+        """Whether any effect of ``lidar_effects`` is on."""
+        return (self.noise_per_m > 0.0 or self.detection_range > 0.0
+                or self.beam_divergence > 0.0 or self.extinction_per_m > 0.0)
 
     def measure(self, hits: Hits) -> Returns:
         """A miss (label NONE, infinite distance, zero cosine) gets zero intensity and
         reflectivity through the tables, with no masks."""
+        if self.effects:
+            return self._measure_effects(hits)
         noise = self.rng.standard_normal(hits.distance.shape, np.float32) \
             if self.noise_std > 0.0 else _NONE
         if sweep.ENABLED:
@@ -85,12 +116,73 @@ class RangeModel:
             reflectivity = _REFLECTIVITY_PERCENT[hits.label]
             ranges[ranges > self.range_max] = np.inf
             ranges[ranges < self.range_min] = -np.inf
+        return self._drop(Returns(ranges, intensity, reflectivity))
+
+    def _rows(self, count: int) -> np.ndarray:
+        """``row_spacing`` for ``count`` rows (zeros where it has too few)."""
+        rows = self.row_spacing
+        if len(rows) != count - 1:
+            rows = np.zeros(max(count - 1, 0), np.float64)
+            rows[:len(self.row_spacing)] = self.row_spacing[:count - 1]
+            self.row_spacing = rows
+        return rows
+
+    def _drop(self, returns: Returns) -> Returns:
+        """Dropout: NaN with zero intensity and reflectivity, in place."""
         if self.dropout > 0.0:
+            ranges = returns.ranges
             dropped = self.rng.random(ranges.shape, np.float32) < self.dropout
             ranges[dropped] = np.nan
-            intensity[dropped] = 0.0
-            reflectivity[dropped] = 0
-        return Returns(ranges, intensity, reflectivity)
+            returns.intensity[dropped] = 0.0
+            returns.reflectivity[dropped] = 0
+        return returns
+
+    def _measure_effects(self, hits: Hits) -> Returns:
+        """``lidar_effects`` on the hits."""
+        shape = hits.distance.shape
+        grid = shape if len(shape) == 2 else (1, hits.distance.size)
+        distance = np.ascontiguousarray(hits.distance, np.float32).reshape(grid)
+        label = np.ascontiguousarray(hits.label, np.uint8).reshape(grid)
+        cosine = np.ascontiguousarray(hits.cosine, np.float32).reshape(grid)
+        strength = lidar_effects.signal(distance, label, cosine, _INTENSITY_GAIN)
+        returns = self.measure_signal(distance, strength, label)
+        return Returns(returns.ranges.reshape(shape), returns.intensity.reshape(shape),
+                       returns.reflectivity.reshape(shape),
+                       None if returns.label is None else returns.label.reshape(shape))
+
+    def measure_signal(self, distance: np.ndarray, strength: np.ndarray,
+                       label: np.ndarray | None = None) -> Returns:
+        """``lidar_effects.measure`` on ideal ranges (inf: a miss) and signals, float32 of one
+        shape, as (rows, columns) or one row; ``label`` (uint8) where the returns' labels and
+        reflectivity matter (else zeros, as for a 2D scan). Draws: the scan's key (the edges'
+        offsets and the noise's deviates are hashed from it), then the dropout."""
+        shape = distance.shape
+        grid = shape if len(shape) == 2 else (1, distance.size)
+        distance = distance.reshape(grid)
+        strength = strength.reshape(grid)
+        label = np.zeros(grid, np.uint8) if label is None else label.reshape(grid)
+        rows = self._rows(grid[0])
+        noisy = self.noise_std > 0.0 or self.noise_per_m > 0.0
+        key = np.uint64(self.rng.integers(1 << 32)) if self.beam_divergence > 0.0 or noisy \
+            else np.uint64(0)
+        settings = np.array((self.noise_std, self.noise_per_m, np.float32(self.range_min),
+                             np.float32(self.range_max), self.beam_divergence,
+                             self.column_spacing, self.extinction_per_m,
+                             lidar_effects.detection_signal(self.detection_range)))
+        if sweep.ENABLED:
+            ranges = np.empty(grid, np.float32)
+            intensity = np.empty(grid, np.float32)
+            reflectivity = np.empty(grid, np.uint16)
+            returned = np.empty(grid, np.uint8)
+            lidar_effects.measure(distance, strength, label, settings, rows, key, noisy,
+                                  lidar_effects.NORMALS, _REFLECTIVITY_PERCENT, ranges,
+                                  intensity, reflectivity, returned)
+        else:
+            ranges, intensity, reflectivity, returned = lidar_effects.measure_numpy(
+                distance, strength, label, settings, rows, key, noisy, lidar_effects.NORMALS,
+                _REFLECTIVITY_PERCENT)
+        return self._drop(Returns(ranges.reshape(shape), intensity.reshape(shape),
+                                  reflectivity.reshape(shape), returned.reshape(shape)))
 
 
 def _mount(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +224,7 @@ class Lidar2D:
         prepare_scan()  # compiled with the Embree runtime, if one is made
         return cls(car=car, name=str(spec['name']), mount_position=position,
                    mount_rotation=rotation, local_directions=directions,
-                   model=RangeModel.from_wire(spec, seed))
+                   model=RangeModel.from_wire(spec, seed, float(spec['angle_increment'])))
 
     def render(self, ctx: Context) -> Rendered:
         world, time_ns = ctx.world, ctx.time_ns
@@ -143,17 +235,19 @@ class Lidar2D:
         layer = world.track
         track = layer.raycaster
         if not isinstance(track, EmbreePacketRaycaster):
-            origin, directions = sensor_rays(pose, self.mount_position, self.mount_rotation,
-                                             self.local_directions)
-            returns = model.measure(world.cast(origin[None, :], directions, model.range_max,
-                                               obstacles))
+            returns = self.measured(ctx, pose, obstacles)
             return self._rendered(time_ns, returns.ranges, returns.intensity)
         # One compiled call; noise and dropout are RangeModel's draws in its order, and the
-        # other cars are cast along the very rays of the path above.
+        # other cars are cast along the very rays of the path above. With the LiDAR effects,
+        # the call gives the ideal ranges and signals (intensities) that RangeModel then
+        # measures, the bits of the path above.
         frame = self._frame
         beams = frame.beams
-        noise = model.rng.standard_normal(beams, np.float32) if model.noise_std > 0.0 else _NONE
-        draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
+        effects = model.effects
+        noise = model.rng.standard_normal(beams, np.float32) \
+            if model.noise_std > 0.0 and not effects else _NONE
+        draws = model.rng.random(beams, np.float32) \
+            if model.dropout > 0.0 and not effects else _NONE
         if pose.dtype != np.float64 or not pose.flags.carray:
             pose = np.array(pose, np.float64)  # the layout the kernel is compiled for
         boxes = _NO_HITS
@@ -164,13 +258,41 @@ class Lidar2D:
                      np.ascontiguousarray(hits.label, np.uint8),
                      np.ascontiguousarray(hits.cosine, np.float32))
         ranges = np.empty(beams, np.float32)
-        intensity = np.empty(beams, np.float32) if self.with_intensity else _NONE
+        intensity = np.empty(beams, np.float32) if self.with_intensity or effects else _NONE
         threads = self.threads
+        if effects:
+            track.scanner(threads)(pose, frame.mount, frame.local, layer.labels,
+                                   model.range_max, 0.0, np.inf, 0.0, _NONE, 0.0, _NONE,
+                                   _INTENSITY_GAIN, *boxes, ranges, intensity, threads)
+            returns = model.measure_signal(ranges, intensity)
+            assert returns.label is not None  # the weather reads only the returns' labels
+            returns = weathered(world.weather, model, Hits(ranges, returns.label, intensity),
+                                returns)
+            return self._rendered(time_ns, returns.ranges, returns.intensity)
         track.scanner(threads)(pose, frame.mount, frame.local, layer.labels, model.range_max,
                                model.range_min, model.range_max, model.noise_std, noise,
                                model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
                                intensity, threads)
         return self._rendered(time_ns, ranges, intensity)
+
+    def measured(self, ctx: Context, pose: Pose | None = None,
+                 obstacles: BoxLayer | None = None) -> Returns:
+        """The scan cast ray by ray and measured by ``RangeModel.measure``, at ``pose`` among
+        ``obstacles`` (default: the car's at the frame time and the other cars)."""
+        if pose is None:
+            poses = ctx.timeline.poses(-1)
+            pose = poses[self.car]
+            obstacles = ctx.world.obstacles(self.car, poses, ctx.time_ns)
+        track = ctx.world.track.raycaster
+        if isinstance(track, EmbreePacketRaycaster):  # compiled, the very rays of sensor_rays
+            frame = self._frame
+            origin, directions = track.rays(np.ascontiguousarray(pose, np.float64),
+                                            frame.mount, frame.local, frame.beams)
+        else:
+            origin, directions = sensor_rays(pose, self.mount_position, self.mount_rotation,
+                                             self.local_directions)
+        hits = ctx.world.cast(origin[None, :], directions, self.model.range_max, obstacles)
+        return weathered(ctx.world.weather, self.model, hits, self.model.measure(hits))
 
     def _rendered(self, time_ns: int, ranges: np.ndarray, intensity: np.ndarray) -> Rendered:
         if not self.with_intensity:
@@ -232,20 +354,27 @@ class Lidar2DBatch:
         n, beams = len(self.sensors), self.beams
         stacked = PoseRows.of(poses).take(self.cars)
         models = self.models
-        noise_std = [m.noise_std for m in models]  # randomisation may change them
-        dropout = [m.dropout for m in models]
+        # randomisation may change them; a sensor with LiDAR effects is scanned ideal (no
+        # noise, dropout or range limits) and measured by its RangeModel after, as ``render``
+        effects = [m.effects for m in models]
+        noise_std = [0.0 if e else m.noise_std for m, e in zip(models, effects, strict=True)]
+        dropout = [0.0 if e else m.dropout for m, e in zip(models, effects, strict=True)]
+        self.settings[:, 1] = [0.0 if e else m.range_min
+                               for m, e in zip(models, effects, strict=True)]
+        self.settings[:, 2] = [np.inf if e else m.range_max
+                               for m, e in zip(models, effects, strict=True)]
         self.settings[:, 3] = noise_std
         self.settings[:, 4] = dropout
         noise, draws = _NONE_ROWS, _NONE_ROWS
         if any(noise_std):  # standard deviations are never negative
             noise = np.zeros((n, beams), np.float32)
-            for row, model in zip(noise, models, strict=True):
-                if model.noise_std > 0.0:
+            for row, model, std in zip(noise, models, noise_std, strict=True):
+                if std > 0.0:
                     row[:] = model.rng.standard_normal(beams, np.float32)
         if any(dropout):
             draws = np.zeros((n, beams), np.float32)
-            for row, model in zip(draws, models, strict=True):
-                if model.dropout > 0.0:
+            for row, model, drop in zip(draws, models, dropout, strict=True):
+                if drop > 0.0:
                     row[:] = model.rng.random(beams, np.float32)
         boxes = _NO_BOX_ROWS
         obstacles = [world.obstacles(sensor.car, poses, time_ns) for sensor in self.sensors] \
@@ -261,10 +390,18 @@ class Lidar2DBatch:
                     distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
             boxes = (distance, label, cosine)
         ranges = np.empty((n, beams), np.float32)
-        intensity = np.empty((n, beams), np.float32) if self.with_intensity else _NONE_ROWS
+        shining = self.with_intensity or any(effects)
+        intensity = np.empty((n, beams), np.float32) if shining else _NONE_ROWS
         track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
                                      self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
                                      ranges, intensity, threads)
+        for i, (model, measured) in enumerate(zip(models, effects, strict=True)):
+            if measured:
+                returns = model.measure_signal(ranges[i], intensity[i])
+                assert returns.label is not None  # the weather reads only the labels
+                returns = weathered(world.weather, model,
+                                    Hits(ranges[i], returns.label, intensity[i]), returns)
+                ranges[i], intensity[i] = returns.ranges, returns.intensity
         return ranges, intensity if self.with_intensity else None
 
 
@@ -352,7 +489,9 @@ class Lidar3D:
         return cls(car=car, name=str(spec['name']), mount_position=position,
                    mount_rotation=rotation, local_directions=directions, period_ns=period,
                    column_offsets_ns=beams.column_offsets_ns(period, columns),
-                   model=RangeModel.from_wire(spec, seed), labels=bool(spec.get('labels')))
+                   model=RangeModel.from_wire(spec, seed, float(spec['azimuth_increment']),
+                                              -np.diff(np.asarray(spec['elevations'], float))),
+                   labels=bool(spec.get('labels')))
 
     @cached_property
     def _column_directions(self) -> np.ndarray:
@@ -404,13 +543,17 @@ class Lidar3D:
                                         int(timeline.times[frame]))
             if obstacles is not None:
                 self._occlude(hits, obstacles, origins, directions, frames == frame)
-        returns = self.model.measure(hits)
+            if world.board is not None:  # a calibration board: its extrinsics checked on it
+                self._occlude_board(hits, world.board, origins, directions, frames == frame,
+                                    int(timeline.times[frame]), timeline.poses(int(frame)))
+        returns = weathered(world.weather, self.model, hits, self.model.measure(hits))
         outputs: tuple[Output, ...] = (
             Output('', returns.ranges, 'ranges'),
             Output('/intensity', returns.intensity, 'intensity'),
             Output('/reflectivity', returns.reflectivity, 'reflectivity'))
         if self.labels:  # what each return hit; NONE where there is no return
-            point_labels = np.where(np.isfinite(returns.ranges), hits.label, NONE)
+            hit = hits.label if returns.label is None else returns.label
+            point_labels = np.where(np.isfinite(returns.ranges), hit, NONE)
             outputs += (Output('/labels', point_labels.astype(np.uint8), 'labels'),)
         return Rendered(start, outputs)
 
@@ -423,6 +566,21 @@ class Lidar3D:
                                        self.model.range_max), rays.shape[:2])
         fields = (hits.distance, hits.label, hits.cosine)
         near = nearer(Hits(*(f[:, columns] for f in fields)), boxes)
+        for whole, part in zip(fields, (near.distance, near.label, near.cosine), strict=True):
+            whole[:, columns] = part
+
+
+    def _occlude_board(self, hits: Hits, board: Board, origins: np.ndarray,
+                       directions: np.ndarray, columns: np.ndarray, time_ns: int,
+                       poses: Mapping[str, Pose]) -> None:
+        """``_occlude`` for the calibration board where it stands at ``time_ns``."""
+        rays = directions[:, columns]
+        starts = np.broadcast_to(origins[columns], rays.shape).reshape(-1, 3)
+        found = board.cast(starts, rays.reshape(-1, 3), self.model.range_max, time_ns, poses)
+        if found is None:
+            return
+        fields = (hits.distance, hits.label, hits.cosine)
+        near = nearer(Hits(*(f[:, columns] for f in fields)), _shaped(found, rays.shape[:2]))
         for whole, part in zip(fields, (near.distance, near.label, near.cosine), strict=True):
             whole[:, columns] = part
 

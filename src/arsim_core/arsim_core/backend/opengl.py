@@ -377,6 +377,9 @@ class GLRenderer:
 
     def _target(self, key: tuple[str, str], view: View) -> _Target:
         target = self._targets.get(key)
+        if target is not None and target.buffers[0].keys() != set(view.outputs):
+            self.forget(key)  # other outputs (the weather's) from now on: attachments anew
+            target = None
         if target is None:
             size = (view.width, view.height)
             framebuffer, sky = (self.ctx.framebuffer(

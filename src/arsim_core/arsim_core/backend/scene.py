@@ -19,6 +19,9 @@ from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
 from arsim_core.backend.target import Board
 from arsim_core.geometry import Footprint, Pose
+from arsim_core.protocol.appearance import DEFAULT as DEFAULT_APPEARANCE
+from arsim_core.protocol.appearance import Appearance
+from arsim_core.protocol.weather import CLEAR, Weather
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
 
@@ -61,7 +64,9 @@ class World:
         self.track = Layer(self.vertices, self.triangles, self.triangle_labels, factory)
         self.footprints: dict[str, Footprint] = {}
         self.cars_visible = True
-        self.board: Board | None = None  # a calibration board, for the cameras only
+        self.board: Board | None = None  # a calibration board, for the cameras and 3D LiDARs
+        self.weather: Weather = CLEAR  # and the light it falls in (docs/scenes.md)
+        self.appearance: Appearance = DEFAULT_APPEARANCE
         self._obstacles: dict[tuple[int, str], BoxLayer | None] = {}
 
     def set_cars(self, footprints: Mapping[str, Footprint], visible: bool = True) -> None:

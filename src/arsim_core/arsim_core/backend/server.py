@@ -12,7 +12,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -20,6 +20,7 @@ import numpy as np
 import zmq
 
 from arsim_core import endpoints
+from arsim_core.backend import lidar_weather
 from arsim_core.backend.camera import Camera, Renderer, make_renderer
 from arsim_core.backend.embree import EmbreePacketRaycaster
 from arsim_core.backend.lidar import Lidar2D, Lidar2DBatch, Lidar3D
@@ -37,6 +38,8 @@ from arsim_core.process import heartbeat
 from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.protocol import framing
 from arsim_core.protocol import target as targets
+from arsim_core.protocol.appearance import Appearance
+from arsim_core.protocol.camera_effects import NAMES as CAMERA_EFFECTS
 from arsim_core.protocol.messages import (
     CarSettings,
     Error,
@@ -47,6 +50,8 @@ from arsim_core.protocol.messages import (
     UpdateRequest,
     encode,
 )
+from arsim_core.protocol.weather import NAMES as WEATHER_NAMES
+from arsim_core.protocol.weather import Weather
 from arsim_core.rows import NamedRows
 
 LOG = logging.getLogger('arsim.backend')
@@ -132,8 +137,7 @@ class EmbeddedBackend:
         self._load_track(settings.track)
         self.sensors, self.computed = sensors, computed
         self.settings = settings
-        if self._renderer is not None:
-            self._renderer.set_appearance(settings.appearance)
+        self.set_conditions(settings.appearance, settings.weather)
         self._plans.clear()
         self.seed = seed
         self.frame_period_ns = frame_period
@@ -147,6 +151,19 @@ class EmbeddedBackend:
             self.log.info(f'camera renderer: {self.renderer().name}')
         self.log.info(f'ready: track {self.track_name!r}, {len(cars)} car(s), '
                       f'{len(sensors)} rendered sensor(s)')
+
+    def set_conditions(self, appearance: Appearance, weather: Weather) -> None:
+        """The light and weather of the frames from now on: InitialSettings', or a domain
+        randomisation's draw for an episode."""
+        if self.settings is not None:
+            self.settings = replace(self.settings, appearance=appearance, weather=weather)
+        if self._renderer is not None:
+            self._renderer.set_appearance(appearance)
+        if self.world is not None:
+            self.world.weather, self.world.appearance = weather, appearance
+        for sensor in self.sensors.values():
+            if isinstance(sensor, (Lidar2D, Lidar3D)):
+                lidar_weather.configure(sensor.model, weather)
 
     def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
         """Start the noise of every sensor (of ``cars``, default all) afresh from ``seed``, as
@@ -176,8 +193,8 @@ class EmbeddedBackend:
     def _ready(self, message: framing.Message) -> Frames:
         listing = tuple(ListedSensor(car, name, sensor.kind)
                         for (car, name), sensor in self.sensors.items())
-        return encode(Ready(NAME, self.track_name, listing, WIRE_MODELS, self.targets()),
-                      message.step, message.time_ns)
+        return encode(Ready(NAME, self.track_name, listing, WIRE_MODELS, self.targets(),
+                            WEATHER_NAMES, CAMERA_EFFECTS), message.step, message.time_ns)
 
     def targets(self) -> tuple[str, ...]:
         """The calibration targets the cameras can show: all with OpenGL, none when they are
@@ -188,6 +205,9 @@ class EmbeddedBackend:
     def _load_track(self, track: TrackRequest) -> None:
         self.world = World(track.vertices, track.triangles, track.labels)
         self.world.board = self.board
+        if self.settings is not None:
+            self.world.weather = self.settings.weather
+            self.world.appearance = self.settings.appearance
         if self._renderer is not None:
             self._renderer.set_track(self.world.vertices, self.world.triangles,
                                      self.world.triangle_labels)

@@ -2,8 +2,8 @@
 white squares in a white margin (class ``calibration_target``), placed at the pose its
 scenario gives for the frame (``arsim_core.protocol.target`` has the board's frame).
 
-Only cameras see it: it is there to calibrate them, and a LiDAR's view of a board on a stand
-is nothing a stack needs.
+Cameras render its mesh; a 3D LiDAR casts its rays at the board's rectangle (``Board.cast``),
+so that camera-to-LiDAR extrinsics can be checked on it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core import labels
+from arsim_core.backend.hits import Hits
 from arsim_core.backend.materials import BOARD_BLACK, BOARD_WHITE
 from arsim_core.geometry import Pose, rotation_matrix
 from arsim_core.protocol.target import CalibrationTarget
@@ -85,3 +86,25 @@ class Board:
             return pose
         car = car_poses.get(target.car)
         return None if car is None else _transform(car) @ pose
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+             time_ns: int, car_poses: Mapping[str, Pose]) -> Hits | None:
+        """Rays (``origins`` (n, 3) or (1, 3), ``directions`` (n, 3), unit) against the board's
+        rectangle, margin included, where it stands at ``time_ns``; None without a pose."""
+        model = self.model(time_ns, car_poses)
+        if model is None:
+            return None
+        rotation, position = model[:3, :3], model[:3, 3]
+        start = (np.asarray(origins, np.float64) - position) @ rotation  # in the board frame
+        along = np.asarray(directions, np.float64) @ rotation
+        target = self.target
+        half_w = target.squares[0] * target.square_size / 2.0 + max(target.margin, 0.0)
+        half_h = target.squares[1] * target.square_size / 2.0 + max(target.margin, 0.0)
+        with np.errstate(divide='ignore', invalid='ignore'):
+            s = -start[:, 0] / along[:, 0]
+            hit = (s > 0.0) & (s <= max_distance) \
+                & (np.abs(start[:, 1] + s * along[:, 1]) <= half_w) \
+                & (np.abs(start[:, 2] + s * along[:, 2]) <= half_h)
+        return Hits(np.where(hit, s, np.inf).astype(np.float32),
+                    np.where(hit, labels.CALIBRATION_TARGET, labels.NONE).astype(np.uint8),
+                    np.where(hit, np.abs(along[:, 0]), 0.0).astype(np.float32))

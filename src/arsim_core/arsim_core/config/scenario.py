@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from arsim_core.config.calibration import load_calibration_target
+from arsim_core.config.conditions import ConditionsRanges, load_conditions
 from arsim_core.config.profile import CarProfile, load_profile
 from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.config.stewards import StewardSettings, load_stewards
@@ -161,6 +162,7 @@ class Scenario:
     appearance: AppearanceRanges = DEFAULT_APPEARANCE  # cameras' light, sky and textures
     ros_discovery: str = 'localhost'  # ROS_DISCOVERY: which peers the ROS middleware looks for
     calibration_target: CalibrationTarget | None = None  # a checkerboard the cameras see
+    conditions: ConditionsRanges | None = None  # time, place and weather (docs/scenes.md)
 
     @property
     def frame_period_ns(self) -> int:
@@ -198,7 +200,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     root = file.child(merge(file.data, overrides or {}), '')
     root.reject_unknown({'description', 'simulation', 'backend', 'track', 'collisions',
                          'race', 'view', 'recording', 'topic_map', 'cars', 'appearance',
-                         'ros', 'calibration_target'})
+                         'ros', 'calibration_target', 'conditions'})
     config_dir = resources / 'config'
 
     sim = root.section('simulation')
@@ -255,7 +257,10 @@ def load_scenario(path: str | Path, resources: str | Path,
         ros_discovery=ros.string('discovery', 'localhost', choices=ROS_DISCOVERY),
         calibration_target=load_calibration_target(
             root.section('calibration_target'), [car.name for car in cars])
-        if root.has('calibration_target') else None)
+        if root.has('calibration_target') else None,
+        conditions=load_conditions(root.section('conditions'), root.section('appearance', {}),
+                                   [s for car in cars for s in car.profile.sensors])
+        if root.has('conditions') else None)
 
 
 REAL_TIME_FACTORS = (f'0 (as fast as possible) or a number from {MIN_REAL_TIME_FACTOR} to '

@@ -26,10 +26,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import ClassVar, cast
 
+from arsim_core.config.camera_effect_keys import KEYS as _EFFECT_KEYS
+from arsim_core.config.camera_effect_keys import camera_effects
 from arsim_core.lens import (
     MAX_COEFFICIENT,
     MAX_IDEAL_SIDE,
+    MAX_OVERSAMPLE,
     MODELS,
+    OVERSAMPLE,
     PINHOLE,
     Lens,
     LensError,
@@ -37,6 +41,7 @@ from arsim_core.lens import (
     ideal_intrinsics,
 )
 from arsim_core.pinhole import Intrinsics
+from arsim_core.protocol.camera_effects import CameraEffects
 from arsim_core.yaml_fields import Section
 
 TWO_PI = 2.0 * math.pi
@@ -53,6 +58,18 @@ CAMERA_OUTPUTS = ('rgb', 'depth', 'semantic')
 _OUTPUT_BYTES = {'rgb': 3, 'depth': 4, 'semantic': 1}
 _RENDER_BYTES_PER_PIXEL = 4 + 4 + 4 + 1
 MAX_SENSOR_LATENCY_S = 10.0  # beyond, no sensor: a typo
+# LiDAR effects (backend.lidar_effects, docs/sensors.md "LiDAR effects"), on by default: range
+# noise growing 1 mm per metre (an Ouster OS1's repeatability widens from 1.5 cm at high signal
+# to 10 cm near its detection limit), a 10 % target detected to a third of range_max (the
+# OS1's 40 m at 10 % against 120 m at 80 %), and the full beam divergence of a small 2D
+# scanner (SICK TiM8xx: 8.6 mrad) and of a spinning 3D LiDAR (OS1-64: 0.13 deg FWHM).
+LIDAR_NOISE_PER_M = 0.001
+LIDAR_DETECTION_FRACTION = 1.0 / 3.0
+LIDAR2D_BEAM_DIVERGENCE = 0.0086
+LIDAR3D_BEAM_DIVERGENCE = 0.0023
+MAX_NOISE_PER_M = 0.1  # 10 cm per metre: beyond, no range finder
+MAX_BEAM_DIVERGENCE = 0.1  # rad (5.7 deg): beyond, no laser beam
+_LIDAR_EFFECT_KEYS = frozenset({'noise_per_m', 'detection_range', 'beam_divergence'})
 
 
 @dataclass(frozen=True)
@@ -99,6 +116,9 @@ class Lidar2DSpec(SensorTiming):
     range_max: float
     noise_std: float = 0.0
     dropout: float = 0.0
+    noise_per_m: float = 0.0  # [m/m]: noise std = noise_std + noise_per_m * range
+    detection_range: float = 0.0  # [m] of a 10 % target at normal incidence; 0: no threshold
+    beam_divergence: float = 0.0  # [rad], full angle; 0: no mixed pixels
 
     kind: ClassVar[str] = 'lidar2d'
     rendered: ClassVar[bool] = True
@@ -117,7 +137,9 @@ class Lidar2DSpec(SensorTiming):
                 'mount': self.mount.to_wire(), 'beams': self.beams,
                 'angle_min': self.angle_min, 'angle_increment': self.angle_increment,
                 'range_min': self.range_min, 'range_max': self.range_max,
-                'noise_std': self.noise_std, 'dropout': self.dropout}
+                'noise_std': self.noise_std, 'dropout': self.dropout,
+                'noise_per_m': self.noise_per_m, 'detection_range': self.detection_range,
+                'beam_divergence': self.beam_divergence}
 
 
 @dataclass(frozen=True)
@@ -143,6 +165,9 @@ class Lidar3DSpec(SensorTiming):
     noise_std: float = 0.0
     dropout: float = 0.0
     labels: bool = False  # each point's semantic label, as a ``label`` field
+    noise_per_m: float = 0.0  # as Lidar2DSpec's
+    detection_range: float = 0.0
+    beam_divergence: float = 0.0
 
     kind: ClassVar[str] = 'lidar3d'
     rendered: ClassVar[bool] = True
@@ -159,7 +184,9 @@ class Lidar3DSpec(SensorTiming):
                 'azimuth_increment': self.azimuth_increment,
                 'elevations': list(self.elevations_rad), 'range_min': self.range_min,
                 'range_max': self.range_max, 'noise_std': self.noise_std,
-                'dropout': self.dropout, 'labels': self.labels}
+                'dropout': self.dropout, 'labels': self.labels,
+                'noise_per_m': self.noise_per_m, 'detection_range': self.detection_range,
+                'beam_divergence': self.beam_divergence}
 
 
 @dataclass(frozen=True)
@@ -169,8 +196,11 @@ class CameraSpec(SensorTiming):
     ``fov_rad`` is the horizontal field of view; pixels are square, so the vertical one follows
     from the aspect ratio. ``focal`` (fx, fy, cx, cy) [px] replaces it where the profile gives
     the intrinsics; ``distortion_model`` and ``distortion`` are the lens (``arsim_core.lens``),
-    none for an ideal pinhole. Noise is Gaussian per pixel and channel (colour in 0..255 units,
-    depth in metres).
+    none for an ideal pinhole, rendered from an ideal image of ``lens_oversample`` pixels per
+    output pixel where the lens is densest. ``noise_std`` is flat Gaussian noise per pixel and
+    channel (colour in 0..255 units, ``depth_noise_std`` depth in metres); ``effects`` are the
+    sensor's exposure, photon noise, vignetting, motion blur and rolling shutter
+    (``protocol.camera_effects``).
     """
 
     name: str
@@ -187,6 +217,8 @@ class CameraSpec(SensorTiming):
     focal: tuple[float, float, float, float] | None = None  # fx, fy, cx, cy [px]
     distortion_model: str | None = None  # lens.MODELS; None: an ideal pinhole
     distortion: tuple[float, ...] = ()
+    lens_oversample: float = OVERSAMPLE
+    effects: CameraEffects = CameraEffects()
 
     kind: ClassVar[str] = 'camera'
     rendered: ClassVar[bool] = True
@@ -215,8 +247,13 @@ class CameraSpec(SensorTiming):
             'depth_noise_std': self.depth_noise_std}
         if self.focal is not None or self.distortion_model is not None:
             k = self.intrinsics
-            wire['lens'] = {'model': self.distortion_model or PINHOLE, 'fx': k.fx, 'fy': k.fy,
-                            'cx': k.cx, 'cy': k.cy, 'distortion': list(self.distortion)}
+            lens: dict[str, object] = {
+                'model': self.distortion_model or PINHOLE, 'fx': k.fx, 'fy': k.fy, 'cx': k.cx,
+                'cy': k.cy, 'distortion': list(self.distortion)}
+            if self.lens_oversample != OVERSAMPLE:
+                lens['oversample'] = self.lens_oversample
+            wire['lens'] = lens
+        wire.update(self.effects.to_wire())
         return wire
 
 
@@ -414,16 +451,29 @@ def _ranges(section: Section) -> tuple[float, float]:
     return range_min, range_max
 
 
+def _lidar_effects(section: Section, range_max: float, divergence: float
+                   ) -> dict[str, float]:
+    """``noise_per_m``, ``detection_range`` and ``beam_divergence``: on by default at
+    realistic values, 0 turns each off."""
+    return {'noise_per_m': section.number('noise_per_m', LIDAR_NOISE_PER_M, minimum=0.0,
+                                          maximum=MAX_NOISE_PER_M),
+            'detection_range': section.number('detection_range',
+                                              range_max * LIDAR_DETECTION_FRACTION,
+                                              minimum=0.0),
+            'beam_divergence': section.number('beam_divergence', divergence, minimum=0.0,
+                                              maximum=MAX_BEAM_DIVERGENCE)}
+
+
 def _lidar2d(name: str, section: Section) -> Lidar2DSpec:
-    section.reject_unknown(_MOUNTED | {'beams', 'fov_rad', 'range_min', 'range_max',
-                                       'noise_std', 'dropout'})
+    section.reject_unknown(_MOUNTED | _LIDAR_EFFECT_KEYS | {
+        'beams', 'fov_rad', 'range_min', 'range_max', 'noise_std', 'dropout'})
     range_min, range_max = _ranges(section)
     return Lidar2DSpec(
         name=name, mount=_mount(section), rate_hz=_rate(section),
         beams=section.integer('beams', minimum=1),
         fov_rad=section.number('fov_rad', minimum=0.0, maximum=TWO_PI, exclusive_minimum=True),
         range_min=range_min, range_max=range_max, noise_std=_std(section, 'noise_std'),
-        dropout=_dropout(section))
+        dropout=_dropout(section), **_lidar_effects(section, range_max, LIDAR2D_BEAM_DIVERGENCE))
 
 
 def _elevations(section: Section, channels: int) -> tuple[float, ...]:
@@ -453,10 +503,10 @@ def _elevations(section: Section, channels: int) -> tuple[float, ...]:
 
 
 def _lidar3d(name: str, section: Section) -> Lidar3DSpec:
-    section.reject_unknown(_MOUNTED | {'channels', 'columns', 'horizontal_fov_rad',
-                                       'horizontal_start_rad', 'vertical_fov_rad',
-                                       'vertical_start_rad', 'elevations_rad', 'range_min',
-                                       'range_max', 'noise_std', 'dropout', 'labels'})
+    section.reject_unknown(_MOUNTED | _LIDAR_EFFECT_KEYS | {
+        'channels', 'columns', 'horizontal_fov_rad', 'horizontal_start_rad', 'vertical_fov_rad',
+        'vertical_start_rad', 'elevations_rad', 'range_min', 'range_max', 'noise_std',
+        'dropout', 'labels'})
     channels = section.integer('channels', minimum=1)
     columns = section.integer('columns', minimum=1)
     if channels * columns > MAX_LIDAR_POINTS:
@@ -472,7 +522,8 @@ def _lidar3d(name: str, section: Section) -> Lidar3DSpec:
                                             minimum=-TWO_PI, maximum=TWO_PI),
         elevations_rad=_elevations(section, channels), range_min=range_min,
         range_max=range_max, noise_std=_std(section, 'noise_std'), dropout=_dropout(section),
-        labels=section.boolean('labels', False))
+        labels=section.boolean('labels', False),
+        **_lidar_effects(section, range_max, LIDAR3D_BEAM_DIVERGENCE))
 
 
 def _outputs(section: Section) -> tuple[str, ...]:
@@ -487,7 +538,8 @@ def _outputs(section: Section) -> tuple[str, ...]:
 
 def _camera(name: str, section: Section) -> CameraSpec:
     section.reject_unknown(_MOUNTED | {'width', 'height', 'fov_rad', 'near_clip', 'far_clip',
-                                       'outputs', 'noise_std', 'depth_noise_std', *_LENS_KEYS})
+                                       'outputs', 'noise_std', 'depth_noise_std', *_LENS_KEYS,
+                                       'lens_oversample', *_EFFECT_KEYS})
     width = section.integer('width', minimum=1)
     height = section.integer('height', minimum=1)
     for key, value in (('width', width), ('height', height)):
@@ -510,12 +562,13 @@ def _camera(name: str, section: Section) -> CameraSpec:
         name=name, mount=_mount(section), rate_hz=_rate(section), width=width, height=height,
         fov_rad=fov, near_clip=near, far_clip=far, outputs=outputs,
         noise_std=_std(section, 'noise_std'), depth_noise_std=_std(section, 'depth_noise_std'),
-        focal=focal, distortion_model=model, distortion=distortion)
+        focal=focal, distortion_model=model, distortion=distortion,
+        lens_oversample=_oversample(section, model), effects=camera_effects(section))
     pixels = width * height
     lens = spec.lens
     if lens is not None:
         try:
-            ideal = ideal_intrinsics(spec.intrinsics, lens)
+            ideal = ideal_intrinsics(spec.intrinsics, lens, spec.lens_oversample)
         except LensError as exc:
             key = exc.key if exc.key != 'fov_rad' or focal is None else 'fx'
             section.fail(str(exc), key)
@@ -530,6 +583,14 @@ def _camera(name: str, section: Section) -> CameraSpec:
 
 
 _LENS_KEYS = ('fx', 'fy', 'cx', 'cy', 'distortion_model', 'distortion')
+
+
+def _oversample(section: Section, model: str | None) -> float:
+    """``lens_oversample``: ideal pixels per output pixel where a lens is densest."""
+    if model is None and section.has('lens_oversample'):
+        section.fail('needs a distortion_model (a camera without a lens is rendered as it is '
+                     'published)', 'lens_oversample')
+    return section.number('lens_oversample', OVERSAMPLE, minimum=1.0, maximum=MAX_OVERSAMPLE)
 
 
 def _focal(section: Section, width: int, height: int

@@ -20,6 +20,13 @@ Gymnasium environment, and once per run of ``arsim-dataset generate``::
     opponents: [0, 3]             # number of other cars, whole numbers, inclusive
     tracks: [arsim_ring, /path/to/track]           # one picked per reset, or
     random_track: {seeds: [0, 1000]}               # the random track generator
+    conditions:                   # light and weather, as a scenario's conditions section
+      time: [2026-06-21T06:00:00, 2026-06-21T22:00:00]  # (docs/scenes.md); in process only
+      latitude_deg: 48.26
+      longitude_deg: 11.67
+      cloud_cover: [0.0, 1.0]
+      fog: {visibility_m: [60, 2000]}
+      rain: {rate_mm_h: [0, 10]}
 
 Every value is drawn from the environment's seeded generator, so ``reset(seed=s)`` gives the
 same episode every time. Vehicle limits apply to every car.
@@ -36,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from arsim_core.config.conditions import ConditionsRanges, light_and_weather, load_conditions
 from arsim_core.config.sensors import MAX_SENSOR_LATENCY_S, Lidar2DSpec
 from arsim_core.dynamics import VehicleConfig
 from arsim_core.dynamics.actuators import MAX_ACTUATOR_TIME_S, MAX_COMMAND_NOISE
@@ -51,7 +59,7 @@ ACTUATOR_KEYS = (*ACTUATOR_TIME_KEYS, *ACTUATOR_NOISE_KEYS)
 VEHICLE_KEYS = ('friction', 'mass_scale', 'max_acceleration', 'max_steering',
                 'max_steering_rate', 'max_speed', *ACTUATOR_KEYS)
 RANGE_KEYS = (*VEHICLE_KEYS, 'scan_noise_std', 'scan_dropout', 'scan_latency')
-KEYS = (*RANGE_KEYS, 'start', 'opponents', 'tracks', 'random_track')
+KEYS = (*RANGE_KEYS, 'start', 'opponents', 'tracks', 'random_track', 'conditions')
 #: Physical limits of each range: lowest, highest, and whether the lowest is excluded.
 LIMITS = {'friction': (0.0, math.inf, True), 'mass_scale': (0.0, math.inf, True),
           'max_acceleration': (0.0, math.inf, True), 'max_steering': (0.0, math.pi / 2, True),
@@ -71,6 +79,8 @@ class Draw:
     start: Mapping[str, float]  # along, lateral, yaw offsets for every car
     opponents: int | None
     track: str | Track | None
+    conditions: ConditionsRanges | None = None  # drawn with conditions_seed when applied
+    conditions_seed: int = 0
 
     def rebuild(self, built_track: str | None, cars: int) -> bool:
         """Whether the race must be built anew: another track than the one it was built from
@@ -99,6 +109,9 @@ class Draw:
         backend = getattr(engine.renderer, 'backend', None)
         if backend is None:
             return
+        if self.conditions is not None:  # the scenario's appearance under these conditions
+            backend.set_conditions(*light_and_weather(engine.scenario.appearance,
+                                                      self.conditions, self.conditions_seed))
         for (car, _), sensor in backend.sensors.items():
             if sensor.kind != 'lidar2d' or car not in chosen:
                 continue
@@ -155,6 +168,7 @@ class Randomization:
     opponents: tuple[int, int] | None
     tracks: tuple[str, ...]
     random_seeds: tuple[int, int] | None
+    conditions: ConditionsRanges | None = None
 
     @classmethod
     def load(cls, source: Section | Mapping[str, Any] | str | Path | None) -> Randomization:
@@ -196,7 +210,9 @@ class Randomization:
             seeds = (int(lo), int(hi))
         if tracks and seeds:
             root.fail('give either tracks or random_track, not both', 'random_track')
-        return cls(ranges, start, opponents, tracks, seeds)
+        conditions = load_conditions(root.section('conditions'), root.child({}, 'appearance')) \
+            if root.has('conditions') else None
+        return cls(ranges, start, opponents, tracks, seeds, conditions)
 
     def draw(self, rng: np.random.Generator) -> Draw:
         """This episode's values, drawn in a fixed order so a seed fixes all of them."""
@@ -210,9 +226,11 @@ class Randomization:
         elif self.random_seeds is not None:
             track = random_track(int(rng.integers(self.random_seeds[0],
                                                   self.random_seeds[1] + 1)))
-        if not (values or start or opponents is not None or track is not None):
+        seed = int(rng.integers(2**31)) if self.conditions is not None else 0
+        if not (values or start or opponents is not None or track is not None
+                or self.conditions is not None):
             return NOTHING
-        return Draw(values, start, opponents, track)
+        return Draw(values, start, opponents, track, self.conditions, seed)
 
 
 def random_track(seed: int) -> Track:

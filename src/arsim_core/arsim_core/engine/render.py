@@ -13,6 +13,7 @@ import numpy as np
 from arsim_core import description
 from arsim_core.backend.outputs import update_frames
 from arsim_core.backend.timeline import Poses
+from arsim_core.config.conditions import light_and_weather
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine.schedule import SensorKey
 from arsim_core.engine.world import TrackWorld
@@ -33,13 +34,15 @@ RenderPoses = Poses  # car -> x, y, z, roll, pitch, yaw
 
 def initial_settings(scenario: Scenario, world: TrackWorld, seed: int = 0) -> InitialSettings:
     """The InitialSettings request for ``scenario`` on ``world``; the run's ``seed`` seeds the
-    sensors' noise and, with the scenario's own, the draw of its appearance ranges. Each car's
-    footprint carries its wheels as its description places them."""
+    sensors' noise and, with the scenario's own, the draw of its appearance and conditions
+    ranges. Each car's footprint carries its wheels as its description places them."""
+    appearance, weather = light_and_weather(scenario.appearance, scenario.conditions, seed)
     return InitialSettings(
         world_frame=scenario.topic_map.world_frame,
         frame_period_ns=scenario.frame_period_ns,
         seed=seed,
-        appearance=scenario.appearance.draw(seed),
+        appearance=appearance,
+        weather=weather,
         track=world.track_request(),
         cars_visible=scenario.collisions.cars_visible,
         calibration_target=scenario.calibration_target,

@@ -26,8 +26,11 @@ from arsim_core.protocol.appearance import DEFAULT as DEFAULT_APPEARANCE
 from arsim_core.protocol.appearance import INTEGER_KEYS as APPEARANCE_INTEGERS
 from arsim_core.protocol.appearance import LIMITS as APPEARANCE_LIMITS
 from arsim_core.protocol.appearance import Appearance
+from arsim_core.protocol.camera_effects import NAMES as CAMERA_EFFECTS
 from arsim_core.protocol.target import CalibrationTarget
 from arsim_core.protocol.target import from_header as calibration_target
+from arsim_core.protocol.weather import CLEAR as CLEAR_WEATHER
+from arsim_core.protocol.weather import Weather
 
 NO_ARRAYS: Mapping[str, Any] = MappingProxyType({})
 INT64_RANGE = (framing.INT64[0], framing.INT64[1] - 1)  # [low, high]
@@ -203,16 +206,26 @@ class InitialSettings(_Body):
     world_frame: str = ''
     appearance: Appearance = DEFAULT_APPEARANCE
     calibration_target: CalibrationTarget | None = None
+    weather: Weather = CLEAR_WEATHER  # fog, rain, clouds, headlights (protocol.weather)
 
     def to_wire(self) -> Wire:
         track = self.track.to_wire()
         header = {'world_frame': self.world_frame, 'frame_period_ns': self.frame_period_ns,
                   'seed': self.seed, **track.header, 'cars_visible': self.cars_visible,
                   'appearance': self.appearance.to_wire(),
+                  'weather': self.weather.to_wire(),
                   'cars': [car.to_wire() for car in self.cars]}
         if self.calibration_target is not None:
             header['calibration_target'] = self.calibration_target.to_wire()
         return Wire(header, track.arrays)
+
+    def camera_effects(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """The effects (``camera_effects.NAMES``) of every camera that has one, by (car,
+        camera)."""
+        return {(car.name, str(spec['name'])): needed for car in self.cars
+                for spec in car.sensors if spec.get('type') == 'camera'
+                for needed in (tuple(n for n in CAMERA_EFFECTS if spec.get(n) is not None),)
+                if needed}
 
     def lenses(self) -> dict[tuple[str, str], str]:
         """The lens model (``lens.WIRE_MODELS``) of every camera that has one, by (car,
@@ -249,6 +262,7 @@ class InitialSettings(_Body):
             world_frame=wire.text(header, 'world_frame', 'header', default=''),
             appearance=_appearance(header),
             calibration_target=calibration_target(header),
+            weather=Weather.from_wire(header),
             track=TrackRequest.from_wire(message))
 
 
@@ -289,8 +303,8 @@ MAX_CAPABILITIES = 32  # names in one list of Ready's capabilities
 class Ready(_Body):
     """The reply to InitialSettings and Track: the backend's name, the track's, the sensors it
     renders, and what it can render beyond protocol v1's first cameras: the camera lens
-    models (``lens.WIRE_MODELS``) and the calibration targets (``target.KINDS``). A peer that
-    sends no capabilities can render neither."""
+    models (``lens.WIRE_MODELS``), the calibration targets (``target.KINDS``) and the weather
+    (``weather.NAMES``). A peer that sends no capabilities can render none of them."""
 
     TOPIC: ClassVar[str] = framing.READY
     backend: str
@@ -298,12 +312,16 @@ class Ready(_Body):
     sensors: tuple[ListedSensor, ...] = ()
     lenses: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()  # the weather it renders (protocol.weather.NAMES)
+    camera_effects: tuple[str, ...] = ()  # its cameras' effects (camera_effects.NAMES)
 
     def to_wire(self) -> Wire:
         return Wire({'backend': self.backend, 'track': self.track,
                      'sensors': [sensor.to_wire() for sensor in self.sensors],
                      'capabilities': {'lenses': list(self.lenses),
-                                      'targets': list(self.targets)}})
+                                      'targets': list(self.targets),
+                                      'conditions': list(self.conditions),
+                                      'camera_effects': list(self.camera_effects)}})
 
     @classmethod
     def from_wire(cls, message: framing.Message) -> Ready:
@@ -317,12 +335,13 @@ class Ready(_Body):
                    tuple(ListedSensor(wire.text(s, 'car', 'Ready sensor'),
                                       wire.text(s, 'sensor', 'Ready sensor'),
                                       wire.text(s, 'type', 'Ready sensor')) for s in listed),
-                   _names(capabilities, 'lenses'), _names(capabilities, 'targets'))
+                   _names(capabilities, 'lenses'), _names(capabilities, 'targets'),
+                   _names(capabilities, 'conditions'), _names(capabilities, 'camera_effects'))
 
     def unrenderable(self, settings: InitialSettings) -> list[str]:
         """What of ``settings`` this backend said it cannot render: a camera's lens, the
-        calibration target. A backend that ignored them would hand back images that look
-        right and are not."""
+        calibration target, a part of the weather. A backend that ignored them would hand back
+        images that look right and are not."""
         problems = [f'car {car!r} camera {camera!r} has a {model} lens'
                     for (car, camera), model in settings.lenses().items()
                     if model not in self.lenses]
@@ -332,6 +351,17 @@ class Ready(_Body):
         if problems:
             problems.append(f'backend {self.backend!r} renders lenses {list(self.lenses)} and '
                             f'calibration targets {list(self.targets)}')
+        weather = [name for name in settings.weather.needs() if name not in self.conditions]
+        if weather:
+            problems.append(f'the scenario\'s conditions need {", ".join(weather)}, and backend '
+                            f'{self.backend!r} renders conditions {list(self.conditions)}')
+        effects = [f'car {car!r} camera {camera!r} has {", ".join(missing)}'
+                   for (car, camera), needed in settings.camera_effects().items()
+                   for missing in ([n for n in needed if n not in self.camera_effects],)
+                   if missing]
+        if effects:
+            problems += [*effects, f'backend {self.backend!r} renders camera effects '
+                                   f'{list(self.camera_effects)}']
         return problems
 
 

@@ -17,7 +17,8 @@ from numbers import Integral, Real
 from typing import Any
 
 from arsim_core.errors import ProtocolError
-from arsim_core.lens import MAX_COEFFICIENT, MODELS, WIRE_MODELS
+from arsim_core.lens import MAX_COEFFICIENT, MAX_OVERSAMPLE, MODELS, OVERSAMPLE, WIRE_MODELS
+from arsim_core.protocol import camera_effects
 
 MAX_COORDINATE = 1e6  # |value| of a vertex, pose or mount coordinate [m or rad]
 MAX_CARS = 256
@@ -51,6 +52,9 @@ def sensor(spec: dict[str, Any], car: str) -> int:
     number(spec, 'range_max', where, 0.0, MAX_COORDINATE, open_low=True)
     number(spec, 'noise_std', where, 0.0, MAX_COORDINATE, default=0.0)
     number(spec, 'dropout', where, 0.0, 1.0, default=0.0)
+    number(spec, 'noise_per_m', where, 0.0, 1.0, default=0.0)  # the LiDAR effects: 0 is off
+    number(spec, 'detection_range', where, 0.0, MAX_COORDINATE, default=0.0)
+    number(spec, 'beam_divergence', where, 0.0, 1.0, default=0.0)
     if kind == 'lidar2d':
         number(spec, 'angle_min', where, -MAX_COORDINATE, MAX_COORDINATE)
         number(spec, 'angle_increment', where, -MAX_COORDINATE, MAX_COORDINATE)
@@ -73,6 +77,7 @@ def _camera(spec: dict[str, Any], where: str) -> int:
     number(spec, 'depth_noise_std', where, 0.0, MAX_COORDINATE, default=0.0)
     if spec.get('lens') is not None:
         _lens(spec['lens'], width, height, where)
+    _effects(spec, where)
     outputs = spec.get('outputs', ['rgb'])
     if not isinstance(outputs, list) or not outputs or not all(
             isinstance(o, str) and o in CAMERA_OUTPUTS for o in outputs):
@@ -104,6 +109,38 @@ def _lens(lens: Any, width: int, height: int, where: str) -> None:
         raise ProtocolError(msg)
     if count:
         numbers(lens, 'distortion', count, where, -MAX_COEFFICIENT, MAX_COEFFICIENT)
+    number(lens, 'oversample', where, 1.0, MAX_OVERSAMPLE, default=OVERSAMPLE)
+
+
+def _effects(spec: dict[str, Any], where: str) -> None:
+    """A camera's optional effects (``camera_effects``): each an object of numbers within
+    their limits and names among their choices; absent fields take their defaults."""
+    for name, record in camera_effects.EFFECTS.items():
+        given = spec.get(name)
+        if given is None:
+            continue
+        inside = f'{where}, {name}'
+        if not isinstance(given, dict):
+            msg = f'{where}: key {name!r} must be an object, got {show(given)}'
+            raise ProtocolError(msg)
+        default = record()
+        for key, choices in camera_effects.CHOICES.get(name, {}).items():
+            if text(given, key, inside, getattr(default, key)) not in choices:
+                msg = (f'{inside}: key {key!r} must be one of {list(choices)}, got '
+                       f'{show(given[key])}')
+                raise ProtocolError(msg)
+        for key, limit in camera_effects.LIMITS[name].items():
+            if key in camera_effects.INTEGERS:
+                integer(given, key, inside, int(limit.low), int(limit.high),
+                        getattr(default, key))
+            else:
+                number(given, key, inside, limit.low, limit.high, getattr(default, key),
+                       open_low=limit.open_low)
+        effect = getattr(camera_effects.CameraEffects.from_wire({name: given}), name)
+        fault = camera_effects.problem(name, effect)
+        if fault is not None:
+            msg = f'{inside}: key {fault[0]!r} {fault[1]}'
+            raise ProtocolError(msg)
 
 
 def _samples(count: int, where: str) -> int:

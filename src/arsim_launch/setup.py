@@ -27,7 +27,7 @@ setup(
         (f'share/{PACKAGE}/launch', ['launch/sim.launch.py']),
         *tree('config'), *tree('maps'), *tree('rviz'),
         # User commands also go to bin/, which colcon's setup.bash puts on the PATH.
-        ('bin', ['scripts/arsim-dataset', 'scripts/arsim-fit']),
+        ('bin', ['scripts/arsim-dataset', 'scripts/arsim-fit', 'scripts/arsim-race']),
     ],
     install_requires=['setuptools'],
     zip_safe=False,
@@ -40,6 +40,7 @@ setup(
             'sim = arsim_launch.__main__:main',
             'arsim-dataset = arsim_launch.dataset_cli:main',
             'arsim-fit = arsim_launch.fit_cli:main',
+            'arsim-race = arsim_launch.race_cli:main',
         ],
     },
 )

@@ -36,7 +36,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                'arsim_core.description')),
     ('engine', ('arsim_core.engine',)),
     ('applications', ('arsim_core.policies', 'arsim_core.view', 'arsim_core.dataset',
-                      'arsim_core.fit')),
+                      'arsim_core.fit', 'arsim_core.race_control', 'arsim_core.drivers',
+                      'arsim_core.league')),
 )
 # Packages arsim_core never imports, and what neither it nor arsim_gym imports at module level.
 ABOVE_CORE = ('arsim_bridge', 'arsim_launch', 'arsim_gym')

@@ -11,21 +11,33 @@ a relative name under the node's namespace.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import serialize_message
 
 from arsim_bridge.ledger import type_name
 from arsim_core.config.recording import TopicSelection
-from arsim_core.recording.bag import BagWriter, recorded_qos
+from arsim_core.recording.bag import TopicQos, recorded_qos
 
 
-class BagRecording:
+class MessageSink(Protocol):
+    """Where serialised messages go: a bag (``BagWriter``) or one MCAP file (``McapFile``,
+    an incident clip)."""
+
+    def add_topic(self, topic: str, msgtype: str, qos: TopicQos) -> None: ...
+
+    def write(self, topic: str, timestamp_ns: int, data: bytes | memoryview) -> None: ...
+
+
+Sink = TypeVar('Sink', bound=MessageSink)
+
+
+class BagRecording(Generic[Sink]):
     """One bag being written by several stand-in nodes, at one sim time. The nodes only
     publish: every value they pack comes with the engine's frame, none from another node."""
 
-    def __init__(self, bag: BagWriter, selection: TopicSelection) -> None:
+    def __init__(self, bag: Sink, selection: TopicSelection) -> None:
         self.bag = bag
         self.selection = selection
         self.time_ns = 0  # the sim time the next messages are written at

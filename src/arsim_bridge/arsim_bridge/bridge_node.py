@@ -22,6 +22,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
 from arsim_bridge import qos, stopping
+from arsim_bridge.clip_packer import clip_recorder
 from arsim_bridge.common import (
     declare_scenario,
     planar,
@@ -37,6 +38,7 @@ from arsim_bridge.ledger import CountingNode
 from arsim_bridge.race_status import race_status
 from arsim_bridge.sim_events import sim_event
 from arsim_core import endpoints
+from arsim_core.config.race_event import classification_path
 from arsim_core.config.scenario import Scenario
 from arsim_core.engine import (
     CarState,
@@ -51,6 +53,7 @@ from arsim_core.engine import (
 )
 from arsim_core.engine.lockstep import PING_PERIOD_S
 from arsim_core.engine.pacing import Pacing
+from arsim_core.engine.race_event import EventState, results_table, write_classification
 from arsim_core.errors import ArsimError
 from arsim_core.protocol import framing
 from arsim_core.protocol.messages import UpdateReply
@@ -123,7 +126,10 @@ class Bridge(CountingNode):
             raise
         self.subscribed: set[bytes] = set()
         self._race_due = 0
+        self._classified = False  # the race event's classification written
         self.view_feed: ViewFeed | None = None  # the web view's, when there is one
+        self.clips = clip_recorder(self.scenario, odom_origin=self._start_pose,
+                                   log=lambda line: self.log('info', line))
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
         self.report_published(0)
 
@@ -200,6 +206,8 @@ class Bridge(CountingNode):
         world_frame = self.scenario.topic_map.world_frame
         for event in judgement.events:
             self.event_pub.publish(sim_event(event, time_ns, world_frame))
+        if self.clips is not None and judgement.events:
+            self.clips.events(time_ns, judgement.events)
         for placement in judgement.placements:
             reset = CarReset(car_id=placement.car, pose=pose_2d(*placement.pose),
                              speed=float(placement.speed))
@@ -218,10 +226,32 @@ class Bridge(CountingNode):
         metrics, world = self.engine.metrics, self.engine.world
         if metrics is None or world is None:
             return
-        msg = race_status(metrics, world.name, final)
+        event = self.engine.event
+        state = None if event is None else event.state
+        msg = race_status(metrics, world.name, final, state)
         msg.header.stamp = to_time(time_ns)
         msg.header.frame_id = self.scenario.topic_map.world_frame
         self.race_pub.publish(msg)
+        if state is not None and (state.finished or final) and not self._classified:
+            self.write_classification(state)
+
+    def write_classification(self, state: EventState) -> None:
+        """The event's classification in the log and, where the run writes files, as YAML
+        (once: when the event ends, else when the simulation stops)."""
+        self._classified = True
+        settings = self.scenario.race.event
+        rows = state.classification or state.results
+        self.log('info', f'race event {"classification" if state.finished else "results so far"}'
+                         f' ({state.session}):\n{results_table(rows)}')
+        path = None if settings is None else classification_path(
+            settings, self.scenario.recording.directory)
+        if path is not None:
+            try:
+                write_classification(state, path)
+            except OSError as exc:
+                self.log('error', f'cannot write the classification to {path}: {exc}')
+            else:
+                self.log('info', f'classification written to {path}')
 
     def republishers_ready(self) -> bool:
         wanted = {car_topic(car.name) for car in self.scenario.cars}
@@ -245,10 +275,14 @@ class Bridge(CountingNode):
         sensors = UpdateReply.from_wire(reply).by_car()
         computed_by_car = computed.by_car()
         self._drain_subscriptions()
+        sent = {}
         for name, state in states.items():
-            frame = car_frame(name, state, sensors.get(name), computed_by_car.get(name))
+            frame = sent[name] = car_frame(name, state, sensors.get(name),
+                                           computed_by_car.get(name))
             self.fanout.send_multipart(encode_car_frame(frame, reply.step, time_ns),
                                        copy=False)
+        if self.clips is not None:
+            self.clips.observe(reply.step, time_ns, sent)
         if self.view_feed is not None:
             self.view_feed.offer(time_ns, states, reply)
 
@@ -273,7 +307,13 @@ class Bridge(CountingNode):
         else:
             logger.info(text)
 
+    def _start_pose(self, car: str) -> tuple[float, float, float] | None:
+        """Where ``car`` started, which odometry relative to the start counts from."""
+        return None if self.engine is None else self.engine.start_poses.get(car)
+
     def close(self) -> None:
+        if self.clips is not None:
+            self.clips.close()
         self.fanout.close()
 
 
@@ -304,6 +344,8 @@ def spin_bridge(bridge: Bridge) -> None:
             if rclpy.ok():
                 bridge.publish_race(engine.time_ns, final=True)
                 bridge.race_pub.wait_for_all_acked(Duration(seconds=FINAL_ACK_S))
+        if engine.event is not None and not bridge._classified:
+            bridge.write_classification(engine.event.state)
         if rclpy.ok():
             bridge.fs.finish(engine)
         engine.close()

@@ -28,8 +28,8 @@ from arsim_bridge.sim_events import sim_event
 from arsim_bridge.vesc_port import VescPort
 from arsim_core.dynamics import Vehicle, drive_command_problem
 from arsim_core.engine import car_steps
-from arsim_core.engine.collisions import start_poses
 from arsim_core.engine.referee import MODEL_ERROR, Event
+from arsim_core.engine.start_grid import Lane, start_poses
 from arsim_core.recording.ledger import dynamics_publisher
 from arsim_msgs.msg import CarCommand, CarReset, CarState, SimEvent, TrackGeometry
 
@@ -75,8 +75,10 @@ class DynamicsNode(CountingNode):
     def on_track(self, msg: TrackGeometry) -> None:
         """Take the start pose from the track. On a switch at run time the bridge moves the
         car, in the frame its referee moves to the new track."""
+        lane = Lane.from_arrays(msg.centerline, msg.width_left, msg.width_right)
         self.start_pose = start_poses(self.scenario.cars, planar(msg.start_pose),
-                                      staged_front=bool(msg.mission.kind))[self.car.name]
+                                      staged_front=bool(msg.mission.kind),
+                                      lane=lane)[self.car.name]
 
     def on_clock(self, msg: Clock) -> None:
         now = to_ns(msg.clock)

@@ -89,6 +89,8 @@ class PurePursuit:
         # plain lists: indexing one float out of a list costs a tenth of a numpy scalar read
         self._x, self._y = pts[:, 0].tolist(), pts[:, 1].tolist()
         self._sx, self._sy, self._len = seg[:, 0].tolist(), seg[:, 1].tolist(), seglen.tolist()
+        # left unit normal of each segment: where ``offset`` moves the target
+        self._nx, self._ny = (-seg[:, 1] / seglen).tolist(), (seg[:, 0] / seglen).tolist()
         self._s = s.tolist()
         self._s_ext = np.concatenate([s, s + self.length, [2.0 * self.length]]).tolist()
 
@@ -106,6 +108,9 @@ class PurePursuit:
             self.speed_profile = self._curvature_profile(pts, seglen, spacing)
         self._profile_ext = np.concatenate([self.speed_profile, self.speed_profile]).tolist()
 
+        # metres left (+) or right of the line to aim at: a racing driver's lane while it
+        # passes or defends (arsim_core.drivers.racer); 0 follows the line itself
+        self.offset = 0.0
         self._index = -1
         self._last_xy = (math.nan, math.nan)
         self._target = (math.nan, math.nan)
@@ -219,6 +224,9 @@ class PurePursuit:
         f = (s_goal - self._s_ext[j]) / self._len[jm]
         tx = px[jm] + f * self._sx[jm]
         ty = py[jm] + f * self._sy[jm]
+        if self.offset:
+            tx += self.offset * self._nx[jm]
+            ty += self.offset * self._ny[jm]
         self._target = (tx, ty)
 
         c, s = math.cos(yaw), math.sin(yaw)

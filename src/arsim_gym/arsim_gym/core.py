@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from arsim_core._jit import kernel
 from arsim_core.engine import CarRaceStatus, Engine, Frame, InProcessRenderer
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.randomization import Draw
@@ -33,6 +32,7 @@ from arsim_core.engine.referee import Event
 from arsim_core.policies import FollowTheGap, PurePursuit
 from arsim_core.rows import stacked
 from arsim_core.sensors.computed import LAYOUTS
+from arsim_core.sensors.scan_ranges import clip_ranges
 from arsim_core.track import Track
 from arsim_core.track.polylines import left_normals, offset
 from arsim_gym.options import RaceOptions
@@ -651,34 +651,6 @@ def lane(line: np.ndarray, start: tuple[float, float, float]) -> np.ndarray:
     nearest = int(np.argmin(np.hypot(*(points - start[:2]).T)))
     side = float(np.dot(np.asarray(start[:2]) - points[nearest], left_normals(points)[nearest]))
     return offset(points, side)
-
-
-def clip_ranges(ranges: np.ndarray, low: np.float32, high: np.float32,
-                out: np.ndarray | None = None) -> np.ndarray:
-    """REP-117 ranges as an observation in [low, high], as f1tenth_gym's: no return (+inf)
-    and a dropped beam (NaN) read ``high``, too close (-inf) reads ``low``. Into ``out`` if
-    given (which may be ``ranges``)."""
-    if out is None or not (out.flags.c_contiguous and out.dtype == np.float32):
-        result = np.array(ranges, dtype=np.float32, order='C')
-    else:
-        result = out
-        if out is not ranges:
-            result[...] = ranges
-    _clip_in_place(result.reshape(-1), np.float32(low), np.float32(high))
-    if out is not None and result is not out:
-        out[...] = result
-        return out
-    return result
-
-
-@kernel
-def _clip_in_place(values: np.ndarray, low: float, high: float) -> None:
-    """One compiled pass; in place, because the compiler only vectorises the loop when it can
-    tell that what it reads is not what it writes."""
-    for i in range(values.shape[0]):
-        v = values[i]
-        v = v if v <= high else high  # NaN fails the test: high
-        values[i] = v if v >= low else low
 
 
 def parse_pose(value: Any, where: str) -> tuple[float, float, float]:

@@ -107,8 +107,13 @@ class RaceEnv(gymnasium.Env):
         race: CarRaceStatus | dict[str, CarRaceStatus] = statuses[0]
         if self.options.control == 'all':
             race = dict(zip(self.controlled, statuses, strict=True))
-        return {'time': float(result.time[0]), 'race': race,
-                'collision': bool(result.terminated[0]), 'events': self.core.events(0)}
+        info: dict[str, Any] = {'time': float(result.time[0]), 'race': race,
+                                'collision': bool(result.terminated[0]),
+                                'events': self.core.events(0)}
+        frame = self.core.sims[0].frame
+        if frame is not None and frame.event is not None:  # the scenario's race.event
+            info['event'] = frame.event
+        return info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None or not self._started:

@@ -29,6 +29,7 @@ from arsim_bridge import qos
 from arsim_bridge.bag_node import BagNode, BagRecording
 from arsim_bridge.car_outputs import CarOutputs
 from arsim_bridge.car_state_msg import car_state_message
+from arsim_bridge.clip_packer import clip_recorder
 from arsim_bridge.common import to_time
 from arsim_bridge.fanout import car_frame
 from arsim_bridge.msg_definitions import message_text
@@ -43,7 +44,13 @@ from arsim_core.engine.schedule import SensorKey
 from arsim_core.log_limit import LogLimit
 from arsim_core.policies import FollowTheGap, autopilot
 from arsim_core.protocol import framing
-from arsim_core.protocol.messages import FrameMeta, InitialSettings, TrackRequest, UpdateReply
+from arsim_core.protocol.messages import (
+    FanoutFrame,
+    FrameMeta,
+    InitialSettings,
+    TrackRequest,
+    UpdateReply,
+)
 from arsim_core.recording.bag import BagSummary, BagWriter
 from arsim_core.track import Track
 from arsim_launch.arguments import launch_overrides
@@ -102,6 +109,27 @@ class KeptReplyRenderer:
         self.inner.close()
 
 
+def fanout_frames(frame: Frame, engine: Engine,
+                  rendered: Mapping[str, FrameMeta]) -> dict[str, FanoutFrame]:
+    """Every car's frame as the bridge fans it out to its ROS nodes: its state, its rendered
+    sensors (``rendered``: their descriptions, a ``KeptReplyRenderer``'s) and its computed
+    ones, each stamped when it was captured."""
+    sensors = _described(frame, rendered)
+    computed = _described(frame, engine.computed.frame_meta(frame.sensors, 0))
+    return {name: car_frame(name, frame.states[name], sensors.get(name), computed.get(name))
+            for name in engine.names}
+
+
+def _described(frame: Frame, meta: Mapping[str, FrameMeta]) -> dict[str, UpdateReply]:
+    """The frame's sensors that ``meta`` describes, by car, stamped when each was captured
+    (a late sensor's sample arrives frames after)."""
+    described = {name: meta[name]._replace(stamp_ns=frame.stamp_ns(name))
+                 for name in frame.sensors if name in meta}
+    if not described:
+        return {}
+    return UpdateReply({name: frame.sensors[name] for name in described}, described).by_car()
+
+
 def run(job: Mapping[str, Any]) -> dict[str, Any]:
     """Simulate ``job`` (``RunJob.to_json``) into its bag; what the run produced."""
     spec = RunJob(**job)
@@ -141,7 +169,8 @@ def run(job: Mapping[str, Any]) -> dict[str, Any]:
             'cars': len(scenario.cars), 'frames': frame.step + 1,
             'sim_s': frame.time_ns / 1e9, 'wall_s': time.monotonic() - started,
             'messages': dict(summary.counts), 'bag_bytes': summary.size_bytes,
-            'laps': laps, 'drawn': dict(draw.values)}
+            'laps': laps, 'drawn': dict(draw.values),
+            'clips': [] if writer.clips is None else [str(s.path) for s in writer.clips.written]}
 
 
 def _scenario(spec: RunJob, draw: Draw) -> tuple[Scenario, Track]:
@@ -195,6 +224,12 @@ class _Writer:
                                                              qos.STREAM)
                            for car in scenario.cars}
         self._checkpoint_ns = 0
+        # incident clips (race.clips), each run's in a folder named after its bag
+        clips = scenario.race.clips.directory
+        self.clips = clip_recorder(
+            scenario, None if clips is None else clips / path.name,
+            lambda car: self.cars[car].odom_origin,
+            lambda line: print(line, file=sys.stderr, flush=True))
 
     def _car_node(self, odom_topic: str) -> BagNode:
         return self.recording.node('/arsim', {'odom': odom_topic})
@@ -205,26 +240,15 @@ class _Writer:
         for car, publisher in self.state_pubs.items():
             publisher.publish(car_state_message(car, self.engine.vehicles[car], frame.time_ns,
                                                 self.world_frame))
-        sensors = self._described(frame, self.renderer.meta)
-        computed = self._described(frame, self.engine.computed.frame_meta(frame.sensors, 0))
+        sent = fanout_frames(frame, self.engine, self.renderer.meta)
         for name, outputs in self.cars.items():
-            outputs.publish(frame.step, frame.time_ns,
-                            car_frame(name, frame.states[name], sensors.get(name),
-                                      computed.get(name)))
+            outputs.publish(frame.step, frame.time_ns, sent[name])
+        if self.clips is not None:
+            self.clips.observe(frame.step, frame.time_ns, sent)
+            self.clips.events(frame.time_ns, frame.judgement.events)
         if frame.time_ns - self._checkpoint_ns >= 1_000_000_000:  # a killed run stays readable
             self._checkpoint_ns = frame.time_ns
             self.recording.bag.checkpoint()
-
-    @staticmethod
-    def _described(frame: Frame, meta: Mapping[str, FrameMeta]) -> dict[str, UpdateReply]:
-        """The frame's sensors that ``meta`` describes, by car, stamped when each was
-        captured (a late sensor's sample arrives frames after)."""
-        described = {name: meta[name]._replace(stamp_ns=frame.stamp_ns(name))
-                     for name in frame.sensors if name in meta}
-        if not described:
-            return {}
-        return UpdateReply({name: frame.sensors[name] for name in described},
-                           described).by_car()
 
     def close(self, frame: Frame) -> BagSummary:
         """The final race results (latched), then the bag closed."""
@@ -234,4 +258,6 @@ class _Writer:
             msg.header.stamp = to_time(frame.time_ns)
             msg.header.frame_id = self.world_frame
             self.race.publish(msg)
+        if self.clips is not None:
+            self.clips.close()
         return self.recording.bag.close()

@@ -68,13 +68,15 @@ def validate(scenario: Scenario) -> Track:
     Run by every launcher before anything starts, so such mistakes stop the launch with one
     message instead of surfacing in a node.
     """
-    from arsim_core.engine.collisions import check_start_poses, start_poses
+    from arsim_core.engine.collisions import check_start_poses
+    from arsim_core.engine.start_grid import Lane, start_poses
     from arsim_core.track import load_track
     from arsim_core.track.scene import scene_problem
 
     track = load_track(scenario.track.name, scenario.resources / 'maps')
     check_start_poses(scenario.cars, start_poses(scenario.cars, track.start_pose,
-                                                 staged_front=track.mission is not None),
+                                                 staged_front=track.mission is not None,
+                                                 lane=Lane.of(track)),
                       scenario.source)
     problem = scene_problem(track, scenario.track.scene.kind)
     if problem is not None:

@@ -90,7 +90,8 @@ def test_time_is_held_for_a_first_command_by_default_with_wait_for_drivers(
      r"cars\[1\].name: duplicate car name 'ego'"),
     ({'cars': []}, 'cars: expected a non-empty list'),
     ({'cars': [{'name': 'ego', 'profile': 'f1tenth', 'colour': 'red'}]},
-     r"cars\[0\]\.colour: unknown key, expected one of: dynamics, name, pose, profile"),
+     r"cars\[0\]\.colour: unknown key, expected one of: driver, dynamics, name, pose, "
+     r"profile"),
     ({'topic_map': 'gazebo'}, "topic_map: unknown name 'gazebo'; expected one of"),
     ({'simulation': {'start_on_first_command': 'yes'}},
      "simulation.start_on_first_command: expected true, false or auto, got 'yes'"),

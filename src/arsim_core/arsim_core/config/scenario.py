@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from arsim_core.config.calibration import load_calibration_target
+from arsim_core.config.clips import ClipSettings, load_clips
 from arsim_core.config.conditions import ConditionsRanges, load_conditions
+from arsim_core.config.drivers import load_driver
 from arsim_core.config.profile import CarProfile, load_profile
+from arsim_core.config.race_event import EventSettings, load_race_event
 from arsim_core.config.recording import BAG_VERSIONS, STORAGE_NAMES, TopicSelection
 from arsim_core.config.stewards import StewardSettings, load_stewards
 from arsim_core.config.topic_map import CarNames, TopicMap, load_topic_map
@@ -111,6 +114,8 @@ class RaceSettings:
 
     sectors: tuple[float, ...]
     stewards: StewardSettings = StewardSettings()
+    clips: ClipSettings = ClipSettings()  # incident clips (docs/race-control.md)
+    event: EventSettings | None = None  # sessions of a race event (race-control.md, formats)
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,7 @@ class CarSpec:
     names: CarNames
     pose: tuple[float, float, float] | None
     external_dynamics: bool  # a user's node integrates this car (docs/dynamics-node.md)
+    driver: str = ''  # a zoo driver or Gym policy (config.drivers) for in-process races
 
 
 @dataclass(frozen=True)
@@ -218,7 +224,7 @@ def load_scenario(path: str | Path, resources: str | Path,
     collisions = root.section('collisions', {})
     collisions.reject_unknown({'response', 'cars_visible'})
     race = root.section('race', {})
-    race.reject_unknown({'sectors', 'stewards'})
+    race.reject_unknown({'sectors', 'stewards', 'clips', 'event'})
     ros = root.section('ros', {})
     ros.reject_unknown({'discovery'})
 
@@ -249,7 +255,9 @@ def load_scenario(path: str | Path, resources: str | Path,
         collisions=CollisionSettings(
             response=collisions.string('response', 'stop', choices=COLLISION_RESPONSES),
             cars_visible=collisions.boolean('cars_visible', True)),
-        race=RaceSettings(sectors=_sectors(race), stewards=load_stewards(race)),
+        race=RaceSettings(sectors=_sectors(race), stewards=load_stewards(race),
+                          clips=load_clips(race),
+                          event=load_race_event(race, [car.name for car in cars])),
         view=_view(root.section('view', {})),
         recording=_recording(root.section('recording', {})),
         topic_map=topic_map, cars=cars,
@@ -435,7 +443,7 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
     cars: list[CarSpec] = []
     for index, entry in enumerate(entries):
         car = root.child(entry, f'cars[{index}]')
-        car.reject_unknown({'name', 'profile', 'pose', 'dynamics'})
+        car.reject_unknown({'name', 'profile', 'pose', 'dynamics', 'driver'})
         name = car.string('name')
         if not name.isidentifier():
             car.fail(f'expected a name of letters, digits and underscores, got {name!r}', 'name')
@@ -458,7 +466,8 @@ def _load_cars(root: Section, profiles_dir: Path, topic_map: TopicMap,
             car.fail(f'topic map {topic_map.source} drives this car through its VESC, but its '
                      f'profile {profile.source} has no Vesc section (see config/cars/'
                      f'f1tenth.yaml)', 'profile')
-        cars.append(CarSpec(name, index, profile, names, pose, external))
+        cars.append(CarSpec(name, index, profile, names, pose, external,
+                            load_driver(car, 'driver')))
     return tuple(cars)
 
 

@@ -1,4 +1,5 @@
-"""Multi-car geometry: starting grid, footprints and collisions against barriers and each other.
+"""Multi-car geometry: footprints and collisions against barriers and each other, and the check
+that no two start poses overlap (the grid itself: ``engine.start_grid``, re-exported here).
 
 Footprints are rectangles centred on base_link; barriers come from the track mesh (triangles
 labelled as barrier or cone), so collisions agree with what the sensors see.
@@ -16,6 +17,8 @@ import shapely
 from arsim_core import labels as semantic
 from arsim_core._jit import kernel
 from arsim_core.config.scenario import CarSpec
+from arsim_core.engine.start_grid import grid_slot as grid_slot
+from arsim_core.engine.start_grid import start_poses as start_poses
 from arsim_core.errors import ConfigError
 from arsim_core.geometry import Footprint, Pose2D
 
@@ -28,34 +31,6 @@ def footprint_polygon(pose: Pose2D, footprint: Footprint) -> shapely.Polygon:
     hl, hw = footprint.length / 2.0, footprint.width / 2.0
     corners = [(hl, hw), (-hl, hw), (-hl, -hw), (hl, -hw)]
     return shapely.Polygon([(x + c * px - s * py, y + s * px + c * py) for px, py in corners])
-
-
-def grid_slot(start: Pose2D, index: int, footprint: Footprint) -> Pose2D:
-    """Start pose of the car at ``index``: the first on the start pose, the others in pairs
-    side by side, one and a half car lengths per row behind it."""
-    if index == 0:
-        return start
-    x, y, yaw = start
-    back = (index + 1) // 2 * 1.5 * footprint.length
-    side = (0.8 if index % 2 else -0.8) * footprint.width
-    c, s = math.cos(yaw), math.sin(yaw)
-    return x - back * c - side * s, y - back * s + side * c, yaw
-
-
-def start_poses(cars: Sequence[CarSpec], track_start: Pose2D,
-                staged_front: bool = False) -> dict[str, Pose2D]:
-    """Every car's start pose: its own ``pose`` from the settings, or a grid slot. With
-    ``staged_front`` (a Formula Student mission, whose rules stage the car's foremost part)
-    the track's start pose is where the front of the first car is, not its centre."""
-    def slot(car: CarSpec) -> Pose2D:
-        start = track_start
-        if staged_front:
-            x, y, yaw = track_start
-            back = car.profile.footprint.length / 2.0
-            start = x - back * math.cos(yaw), y - back * math.sin(yaw), yaw
-        return grid_slot(start, car.index, car.profile.footprint)
-
-    return {car.name: car.pose or slot(car) for car in cars}
 
 
 def check_start_poses(cars: Sequence[CarSpec], poses: Mapping[str, Pose2D],

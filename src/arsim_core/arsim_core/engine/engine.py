@@ -31,6 +31,7 @@ from arsim_core.engine import car_steps
 from arsim_core.engine.collisions import CollisionWorld
 from arsim_core.engine.cones import CONE_DOWN, ConeField
 from arsim_core.engine.missions import MissionControl
+from arsim_core.engine.race_event import EventNews, EventState, RaceEvent, race_event
 from arsim_core.engine.race_metrics import RaceMetrics
 from arsim_core.engine.referee import (
     INVALID_STATE,
@@ -42,6 +43,7 @@ from arsim_core.engine.referee import (
 )
 from arsim_core.engine.render import InProcessRenderer, Renderer, RenderPoses, initial_settings
 from arsim_core.engine.schedule import SensorSchedule
+from arsim_core.engine.start_grid import Lane
 from arsim_core.engine.state import (
     AX,
     AY,
@@ -81,6 +83,7 @@ class Frame(NamedTuple):
     judgement: Judgement
     sensors: Mapping[str, np.ndarray]
     stamps: Mapping[str, int] = MappingProxyType({})
+    event: EventState | None = None  # the race event's state; None without ``race.event``
 
     def stamp_ns(self, name: str) -> int:
         """When sensor frame ``name`` was captured [ns of sim time]."""
@@ -127,6 +130,7 @@ class Engine:
         self.ready: Mapping[str, object] = {}  # the backend's and the track's names
         self.metrics: RaceMetrics | None = None
         self.stewards: Stewards | None = None  # race control (docs/race-control.md)
+        self.event: RaceEvent | None = None  # the sessions of ``race.event``
         self.race_start_ns = 0  # sim time the metrics count from: the reset or track switch
         self.states: MutableMapping[str, CarState] = {}
         self.pending: dict[str, Placement] = {}  # placements the vehicles take next frame
@@ -150,12 +154,16 @@ class Engine:
         self.computed.set_track(world.vertices, world.triangles, world.labels)
         self.referee.set_track(CollisionWorld(world.vertices, world.triangles.astype(np.int64),
                                               world.labels), world.start_pose,
-                               staged_front=world.mission is not None)
+                               staged_front=world.mission is not None, lane=Lane.of(world))
         self.metrics = None
         self.race_start_ns = self.time_ns
         if world.centerline is not None:
             self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
         self.stewards = race_control(self.scenario, self.metrics, world)
+        self.event = race_event(self.scenario.race.event, self.metrics, self.stewards,
+                                self.scenario.race.stewards,
+                                [self.referee.start_pose[name] for name in self.names],
+                                [car.profile.footprint.length for car in self.cars])
         self.cones = ConeField(world.cones) if world.cones is not None and len(world.cones) \
             else None
         self._cones_shown = 0
@@ -207,6 +215,13 @@ class Engine:
             (self.time_ns - self.race_start_ns) * 1e-9, valid, rows, verdict.events)
         if self.cones is not None or self.missions is not None:
             events.extend(self._formula_student(list(valid), rows))
+        if self.event is not None:
+            news = self.event.update((self.time_ns - self.race_start_ns) * 1e-9, self.states,
+                                     bool(rulings))
+            if news is not None:
+                events.extend(news.events)
+                placements += news.placements
+                self._event_news(news)
         if placements:
             self._place(placements)
         if refused and self.stewards is not None:
@@ -214,6 +229,16 @@ class Engine:
         if not events and verdict is NO_JUDGEMENT and not placements and not rulings:
             return NO_JUDGEMENT
         return Judgement((*events, *verdict.events, *rulings), placements)
+
+    def _event_news(self, news: EventNews) -> None:
+        """A new session or a standing start's lights out starts the race clock again; the
+        cars the event places start afresh with the referee and the stewards."""
+        if news.restart:
+            self.race_start_ns = self.time_ns
+        for placement in news.placements:
+            self.referee.forget(placement.car)
+        if news.placements and self.stewards is not None:
+            self.stewards.void(p.car for p in news.placements)
 
     def _formula_student(self, names: list[str], rows: np.ndarray) -> list[Event]:
         """Cones the cars knocked over, and the mission referees' verdicts."""
@@ -246,6 +271,17 @@ class Engine:
         if self.stewards is not None:
             self.stewards.void(p.car for p in placements)
         return placements
+
+    def place(self, placements: Iterable[Placement]) -> None:
+        """Move cars where the caller says in the next frame, their race records kept (a
+        marshal pushing a retired car off the track); the referee and the stewards forget
+        where they were, as after a reset to the start."""
+        placements = tuple(placements)
+        self._place(placements)
+        for placement in placements:
+            self.referee.forget(placement.car)
+        if self.stewards is not None:
+            self.stewards.void(p.car for p in placements)
 
     def _place(self, placements: Iterable[Placement]) -> None:
         """Placements land in the next frame: in-process vehicles take them then, and the
@@ -294,6 +330,8 @@ class Engine:
             self.metrics.reset({name: s.pose for name, s in self.states.items()})
         if self.stewards is not None:
             self.stewards.reset()
+        if self.event is not None:
+            self.event.reset()
         if self.cones is not None:
             self.cones.reset()
         if self.missions is not None:
@@ -301,7 +339,8 @@ class Engine:
         judgement = self.referee.judge(self.states)
         self.show_cones()
         # Frame 0 arrives at once, also from late sensors: the car stood there before.
-        return Frame(0, 0, dict(self.states), judgement, self._captured(self.states))
+        return Frame(0, 0, dict(self.states), judgement, self._captured(self.states),
+                     event=None if self.event is None else self.event.state)
 
     def restart(self, poses: Mapping[str, Pose2D]) -> Mapping[str, np.ndarray]:
         """Put some in-process cars back at rest at ``poses`` with fresh race records while
@@ -422,10 +461,14 @@ class Engine:
         self.show_cones()
         sensors = self._captured(states)
         if not self.latency.active:
+            if self.event is not None:
+                return Frame(self.step, self.time_ns, states, judgement, sensors,
+                             event=self.event.state)
             return Frame(self.step, self.time_ns, states, judgement, sensors)
         captured = dict.fromkeys(sensors, self.time_ns)
         arrived, stamps = self.latency.release(self.time_ns, sensors, captured)
-        return Frame(self.step, self.time_ns, states, judgement, arrived, stamps)
+        return Frame(self.step, self.time_ns, states, judgement, arrived, stamps,
+                     None if self.event is None else self.event.state)
 
     def planar_states(self) -> np.ndarray:
         """(cars, 7) float64 rows of x, y, yaw, vx, vy, yaw rate and steering angle of the

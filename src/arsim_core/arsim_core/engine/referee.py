@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core.config.scenario import CarSpec, CollisionSettings
-from arsim_core.engine.collisions import BARRIER, CollisionWorld, start_poses
+from arsim_core.engine.collisions import BARRIER, CollisionWorld
+from arsim_core.engine.start_grid import Lane, start_poses
 from arsim_core.engine.state import CarState
 from arsim_core.geometry import Pose2D
 
@@ -77,12 +78,13 @@ class Referee:
                                         c.profile.footprint.width / 2.0] for c in cars])
 
     def set_track(self, world: CollisionWorld, track_start: Pose2D,
-                  staged_front: bool = False) -> None:
+                  staged_front: bool = False, lane: Lane | None = None) -> None:
         """Judge on a new track from now on; its start poses are where resets send cars
-        (``race.start_poses``)."""
+        (``race.start_poses``): the grid on ``lane`` (``engine.start_grid``)."""
         self.world = world
         self.restart()
-        self.start_pose = start_poses(list(self.cars.values()), track_start, staged_front)
+        self.start_pose = start_poses(list(self.cars.values()), track_start, staged_front,
+                                      lane)
 
     @property
     def free_pose(self) -> dict[str, Pose2D]:

@@ -1,0 +1,93 @@
+"""The driver zoo: every built-in driver by name, and the function that makes the driver a
+car's ``driver`` names (docs/race-control.md, "The driver zoo").
+
+- ``novice``: pure pursuit on the racing line at 0.55 of its speed profile; keeps its
+  distance to the car ahead and passes only cars that have stopped;
+- ``club``: the same at 0.7, and overtakes slower cars where there is room;
+- ``expert``: the same at 0.85;
+- ``racer``: the same at 0.92, and defends: covers the inside before a bend;
+- ``follow_the_gap``: follow the gap on its 2D LiDAR at 0.4 of the car's top speed; it sees
+  the others only in its scans and avoids what it sees.
+
+The racing line is the track's raceline with its speed profile where it has one, else the
+centerline with a curvature-limited profile for each car (``drivers.lines``). A Gym policy
+(``package.module:callable``) drives by its observation (``drivers.gym_policy``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from arsim_core.config.drivers import (
+    CLUB,
+    EXPERT,
+    FOLLOW_THE_GAP,
+    NOVICE,
+    RACER,
+    ZOO_NAMES,
+    is_policy,
+)
+from arsim_core.config.scenario import CarSpec
+from arsim_core.config.sensors import Lidar2DSpec
+from arsim_core.drivers.gym_policy import GymPolicy
+from arsim_core.drivers.lines import RacingLine
+from arsim_core.drivers.racer import LineDriver, Skill
+from arsim_core.drivers.seen import Driver, Seen
+from arsim_core.engine.state import CarState
+from arsim_core.errors import ConfigError
+from arsim_core.policies import FollowTheGap, PurePursuit, autopilot
+
+#: The line drivers' skills, by name.
+SKILLS: Mapping[str, Skill] = {
+    NOVICE: Skill(pace=0.55, overtakes=False, defends=False),
+    CLUB: Skill(pace=0.7, overtakes=True, defends=False),
+    EXPERT: Skill(pace=0.85, overtakes=True, defends=False),
+    RACER: Skill(pace=0.92, overtakes=True, defends=True),
+}
+assert set(SKILLS) | {FOLLOW_THE_GAP} == set(ZOO_NAMES)
+
+
+class GapDriver:
+    """``FollowTheGap`` on the car's first 2D LiDAR, at the autopilot's share of top speed."""
+
+    def __init__(self, car: CarSpec) -> None:
+        spec, self.policy = autopilot(car)
+        self.scan: Lidar2DSpec | None = spec
+
+    def reset(self, state: CarState) -> None:
+        """Nothing to reset: it reacts to each scan alone."""
+
+    def act(self, seen: Seen) -> tuple[float, float]:
+        if seen.scan is None:
+            return 0.0, 0.0
+        return self.policy.act(seen.scan)
+
+
+def build_driver(car: CarSpec, driver: str, line: RacingLine, index: int,
+                 period_s: float) -> Driver:
+    """The driver ``driver`` (a zoo name or ``module:callable``) of ``car``, the ``index``-th
+    car of the field, on ``line``, acting every ``period_s``."""
+    if is_policy(driver):
+        scan = next((s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)), None)
+        if scan is None:
+            msg = (f'car {car.name!r} ({car.profile.source}): a Gym policy observes a 2D '
+                   f'LiDAR, and the car has none')
+            raise ConfigError(msg)
+        return GymPolicy(driver, scan)
+    if driver == FOLLOW_THE_GAP:
+        return GapDriver(car)
+    skill = SKILLS.get(driver)
+    if skill is None:
+        msg = f'car {car.name!r}: unknown driver {driver!r}; expected one of {list(ZOO_NAMES)}'
+        raise ConfigError(msg)
+    params = car.profile.vehicle.params
+    pursuit = PurePursuit(line.points, wheelbase=params.body.wheelbase,
+                          max_steering=params.steering.max_angle,
+                          max_speed=params.longitudinal.max_speed, speeds=line.speeds,
+                          friction=params.tyre.friction, speed_scale=skill.pace)
+    footprint = car.profile.footprint
+    return LineDriver(line, pursuit, skill, index, length=footprint.length,
+                      width=footprint.width, friction=params.tyre.friction, period_s=period_s)
+
+
+__all__ = ['SKILLS', 'Driver', 'FollowTheGap', 'GapDriver', 'Seen', 'build_driver']

@@ -7,6 +7,9 @@ episode ends; resets are not timed). Figures:
 * ``gym_steps_per_s_1car``: ``gymnasium.make("arsim_gym:arsim/Race-v0")``, one car;
 * ``gym_steps_per_s_8cars``: eight cars, every car scanning every step (``control="all"``);
 * ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car;
+* ``gym_ray_vector_env_steps_per_s``: the same 16 environments in two Ray actors of one thread
+  each (``arsim_gym.ray_vector``, a local Ray of two CPUs), printed beside the in-process
+  figure;
 * ``gym_steps_per_s_1car_actuators``: one car whose profile adds ``ACTUATORS`` (dead times,
   lags and command noise, docs/dynamics.md), what a sim-to-real set-up costs beside the ideal
   car of ``gym_steps_per_s_1car``.
@@ -39,6 +42,7 @@ _RATES = (('gym_steps_per_s_1car', 'steps_per_s'), ('gym_steps_per_s_8cars', 'st
           ('gym_vector_16_env_steps_per_s', 'env_steps_per_s'))
 ROWS = (*(Row(f'{name}{suffix}', unit) for suffix in ('', '_1thread') for name, unit in _RATES),
         Row('gym_steps_per_s_1car_actuators', 'steps_per_s'),
+        Row('gym_ray_vector_env_steps_per_s', 'env_steps_per_s'),
         *(Row(f'{name}_{cars}', unit, ('f1tenth_gym',)) for cars in ('1car', '8cars')
           for name, unit in (('f1tenth_gym_steps_per_s', 'steps_per_s'),
                              ('gym_speedup_vs_f1tenth_gym', 'x'))))
@@ -110,6 +114,31 @@ def vector(num_envs: int, threads: int) -> float:
     return rate * num_envs
 
 
+def ray_vector(num_envs: int, actors: int) -> float:
+    """``vector(num_envs, 1)`` with the environments shared by ``actors`` Ray actors of one
+    thread each, on a local Ray of ``actors`` CPUs started (and stopped) here; starting Ray
+    and the actors is not timed."""
+    import logging
+
+    import ray
+
+    from arsim_gym.ray_vector import RayRaceVectorEnv
+
+    os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')
+    ray.init(address='local', num_cpus=actors, include_dashboard=False,
+             logging_level=logging.WARNING, log_to_driver=False)
+    try:
+        envs = RayRaceVectorEnv(num_envs, num_actors=actors, track=track(), timestep=0.01,
+                                threads=1)
+        envs.reset(seed=0)
+        actions = np.tile(np.array([0.0, 1.0], np.float32), (num_envs, 1))
+        rate = steps_per_second(lambda: bool(envs.step(actions)[2].all()), lambda: None)
+        envs.close()
+    finally:
+        ray.shutdown()
+    return rate * num_envs
+
+
 def actuated(threads: int) -> float:
     """``single(1, threads)`` with the F1TENTH profile plus ``ACTUATORS``."""
     from arsim_gym.setup import resources_dir
@@ -140,6 +169,9 @@ def run() -> list[tuple[str, float, str]]:
                     (f'gym_steps_per_s_8cars{suffix}', single(8, count), 'steps_per_s'),
                     (f'gym_vector_16_env_steps_per_s{suffix}', vector(16, count),
                      'env_steps_per_s')]
+        if not suffix:  # beside the in-process figure: its 16 envs over two 1-thread actors
+            figures.append(('gym_ray_vector_env_steps_per_s', ray_vector(16, 2),
+                            'env_steps_per_s'))
     figures.append(('gym_steps_per_s_1car_actuators', actuated(threads), 'steps_per_s'))
     if not skip_reason('bench_gym', 'f1tenth_gym'):
         theirs = f1tenth_gym(os.environ[F1TENTH_GYM_ENV])

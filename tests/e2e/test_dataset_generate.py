@@ -18,6 +18,7 @@ import yaml
 from e2e.test_dataset_export import coned_track
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
+from raylock import one_ray_cluster
 from rosbags.highlevel import AnyReader
 from simharness import free_port, installed_resources
 
@@ -165,22 +166,23 @@ def test_a_bad_spec_is_one_error_naming_the_file_and_key(workspace: Path, change
 
 def test_the_same_runs_go_to_a_ray_cluster(workspace: Path) -> None:
     """A small local Ray cluster, started here as a user starts theirs."""
-    ray = shutil.which('ray', path=os.path.dirname(sys.executable)) or 'ray'
-    port = free_port()
-    env = {**os.environ, 'RAY_USAGE_STATS_ENABLED': '0'}
-    started = subprocess.run([ray, 'start', '--head', f'--port={port}', '--num-cpus=2',
-                              '--include-dashboard=false', '--disable-usage-stats'],
-                             capture_output=True, text=True, timeout=120, env=env)
-    assert started.returncode == 0, started.stderr
-    try:
-        spec, out = write_spec(workspace, 'ray.yaml', duration_s=DURATION_S), workspace / 'ray'
-        done = generate(spec, out, '--ray', f'127.0.0.1:{port}')
-        assert done.returncode == 0, done.stderr
-        assert '2 of 2 runs done' in done.stdout
-        for run in manifest(out)['runs']:
-            check_bag(Path(run['bag']))
-    finally:
-        subprocess.run([ray, 'stop', '--force'], capture_output=True, timeout=60, env=env)
+    with one_ray_cluster():  # `ray stop --force` below ends every cluster on the machine
+        ray = shutil.which('ray', path=os.path.dirname(sys.executable)) or 'ray'
+        port = free_port()
+        env = {**os.environ, 'RAY_USAGE_STATS_ENABLED': '0'}
+        started = subprocess.run([ray, 'start', '--head', f'--port={port}', '--num-cpus=2',
+                                  '--include-dashboard=false', '--disable-usage-stats'],
+                                 capture_output=True, text=True, timeout=120, env=env)
+        assert started.returncode == 0, started.stderr
+        try:
+            spec, out = write_spec(workspace, 'ray.yaml', duration_s=DURATION_S), workspace / 'ray'
+            done = generate(spec, out, '--ray', f'127.0.0.1:{port}')
+            assert done.returncode == 0, done.stderr
+            assert '2 of 2 runs done' in done.stdout
+            for run in manifest(out)['runs']:
+                check_bag(Path(run['bag']))
+        finally:
+            subprocess.run([ray, 'stop', '--force'], capture_output=True, timeout=60, env=env)
 
 
 def noise_payloads(out: Path) -> dict[str, list[tuple[float, ...]]]:

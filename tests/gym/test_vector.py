@@ -222,3 +222,26 @@ def test_batched_reset_with_too_few_poses_names_the_option(make_vector: MakeVect
 def test_vector_rejects_a_bad_env_count() -> None:
     with pytest.raises(ValueError, match='num_envs'):
         RaceVectorEnv(0, track='arsim_ring')
+
+
+def test_a_packed_env_draws_the_sensor_noise_of_its_single_env(make_vector: MakeVector,
+                                                              make_env: MakeEnv,
+                                                              repo_root: Any) -> None:
+    """With the users' profile (LiDAR noise and effects on), env i of the batched path scans
+    what a single env seeded s + i scans, bit for bit: a packed race's sensors draw as their
+    race's only car, not as the i-th car of the shared engine."""
+    profile = str(repo_root / 'config' / 'cars' / 'f1tenth.yaml')
+    n, seed = 3, 7
+    vector = make_vector(n, profile=profile)
+    assert _batched(vector)
+    singles = [make_env(profile=profile) for _ in range(n)]
+    obs, _ = vector.reset(seed=seed)
+    expected = [env.reset(seed=seed + i)[0] for i, env in enumerate(singles)]
+    action = np.tile(np.float32([0.05, 1.5]), (n, 1))
+    for step in range(60):
+        for i in range(n):
+            np.testing.assert_array_equal(obs['scan'][i], expected[i]['scan'],
+                                          err_msg=f'env {i}, step {step}')
+        obs, *_ = vector.step(action)
+        expected = [env.step(action[i])[0] for i, env in enumerate(singles)]
+    assert not np.array_equal(obs['scan'][0], obs['scan'][1])  # each its own noise

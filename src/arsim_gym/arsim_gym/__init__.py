@@ -3,7 +3,8 @@
 ``gymnasium.make("arsim_gym:arsim/Race-v0")`` work (Gymnasium 1.x loads no plugins itself).
 
 See docs/gym.md for the keywords, observations, rewards and domain randomisation, the vector
-environment (``make_vec``) and the PettingZoo one (``arsim_gym.parallel.parallel_env``).
+environment (``make_vec``), the same on Ray actors (``arsim_gym.ray_vector.RayRaceVectorEnv``)
+and the PettingZoo one (``arsim_gym.parallel.parallel_env``).
 """
 
 from gymnasium.envs.registration import register, registry

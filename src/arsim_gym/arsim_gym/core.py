@@ -279,8 +279,8 @@ class RaceCore:
             draw = self.options.randomization.draw(rng)
             draw.apply(sim.engine, sim.base_configs, cars=(car,))
             seed = int(rng.integers(2 ** 31))  # as a single race's engine.reset(seed=...)
-            sim.renderer.reseed(seed, cars=(car,))
-            sim.engine.vehicles[car].reseed(seed, 0)  # its race's only car
+            sim.renderer.reseed(seed, cars=(car,), car_index=0)  # its race's only car
+            sim.engine.vehicles[car].reseed(seed, 0)
             poses[car] = parse_pose(given[i], f'poses[{i}]') if given is not None else \
                 draw.start_poses({car: start}, sim.setup.track)[car]
         restarted = sim.engine.restart(poses)

@@ -165,20 +165,24 @@ class EmbeddedBackend:
             if isinstance(sensor, (Lidar2D, Lidar3D)):
                 lidar_weather.configure(sensor.model, weather)
 
-    def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
+    def reseed(self, seed: int, cars: Collection[str] | None = None,
+               car_index: int | None = None) -> None:
         """Start the noise of every sensor (of ``cars``, default all) afresh from ``seed``, as
         InitialSettings would, without reloading the track or changing any sensor's settings
-        (a randomised noise level stays): a reproducible episode start for in-process users."""
+        (a randomised noise level stays): a reproducible episode start for in-process users.
+        ``car_index``: draw as the car of that index in the run instead of its own (a race
+        packed with others into one run is seeded as the race alone would be)."""
         if cars is None:
             self.seed = seed
             self.timeline.clear()
-        for car_index, car in enumerate(self.settings.cars if self.settings else ()):
+        for index, car in enumerate(self.settings.cars if self.settings else ()):
             if cars is not None and car.name not in cars:
                 continue
+            drawn_as = index if car_index is None else car_index
             for sensor_index, spec in enumerate(car.sensors):
                 sensor = self.sensors.get((car.name, spec['name']))
                 if sensor is not None:
-                    sensor.reseed(_sensor_seed(seed, car_index, sensor_index))
+                    sensor.reseed(_sensor_seed(seed, drawn_as, sensor_index))
 
     def _track(self, message: framing.Message) -> Frames:
         self.switch_track(TrackRequest.from_wire(message))

@@ -138,10 +138,11 @@ class InProcessRenderer:
         with heartbeat.beating():  # a new scene, as in start
             self.backend.switch_track(TrackRequest.from_wire(in_process(track)))
 
-    def reseed(self, seed: int, cars: Collection[str] | None = None) -> None:
+    def reseed(self, seed: int, cars: Collection[str] | None = None,
+               car_index: int | None = None) -> None:
         """Sensor noise (of ``cars``, default all) from ``seed`` afresh, for a reproducible
-        episode."""
-        self.backend.reseed(seed, cars)
+        episode; ``car_index``: drawn as the car of that index (the backend's ``reseed``)."""
+        self.backend.reseed(seed, cars, car_index)
 
     def render(self, time_ns: int, poses: RenderPoses,
                due: Sequence[SensorKey]) -> Mapping[str, np.ndarray]:

@@ -15,6 +15,7 @@ from arsim_core.dataset.export import FORMATS, export
 from arsim_core.errors import ArsimError
 from arsim_core.process.entrypoints import stop_on_signals
 from arsim_core.recording.recover import recover
+from arsim_launch.cli_types import positive_int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument('spec', type=Path, help='the spec (YAML, docs/datasets.md)')
     batch.add_argument('out', type=Path, help='a folder for the bags and the manifest; '
                                               'the same folder again resumes the batch')
-    batch.add_argument('--workers', type=_positive, help='runs at once on this machine '
+    batch.add_argument('--workers', type=positive_int, help='runs at once on this machine '
                                                          '(default: one per CPU)')
     batch.add_argument('--ray', metavar='auto|ADDRESS',
                        help='schedule the runs on a Ray cluster instead')
@@ -74,14 +75,6 @@ def _generate(args: argparse.Namespace) -> int:
     text, complete = summary(manifest)
     print(text)
     return 0 if complete else 1
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        msg = f'expected a whole number >= 1, got {value}'
-        raise argparse.ArgumentTypeError(msg)
-    return number
 
 
 if __name__ == '__main__':

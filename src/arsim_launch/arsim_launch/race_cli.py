@@ -21,6 +21,7 @@ from pathlib import Path
 
 from arsim_core.config.race_event import STANDING, STARTS
 from arsim_core.errors import ArsimError, ConfigError
+from arsim_launch.cli_types import positive_int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     one = commands.add_parser('run', help='one race of a scenario\'s cars to the flag')
     one.add_argument('scenario', type=Path, help='a scenario whose cars name their driver, '
                                                  'e.g. config/race/twenty_cars.yaml')
-    one.add_argument('--laps', type=_positive,
+    one.add_argument('--laps', type=positive_int,
                      help='laps of one race (default: the scenario\'s race.event, else 1)')
     one.add_argument('--start', choices=STARTS, default=STANDING,
                      help='the start of that race (default: standing)')
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument('-o', '--out', type=Path,
                         help='a folder for the results (default: <spec name>_results beside '
                              'the spec)')
-    league.add_argument('--workers', type=_positive, help='events at once on this machine '
+    league.add_argument('--workers', type=positive_int, help='events at once on this machine '
                                                          '(default: one per CPU)')
     league.add_argument('--ray', metavar='auto|ADDRESS',
                         help='run the events on a Ray cluster instead')
@@ -112,14 +113,6 @@ def _league(args: argparse.Namespace) -> int:
               f'sigma {row.sigma:.2f}, {row.events} events)')
     print(f'results: {", ".join(str(f) for f in result.files)}')
     return 1 if result.failed else 0
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        msg = f'expected a whole number >= 1, got {value}'
-        raise argparse.ArgumentTypeError(msg)
-    return number
 
 
 if __name__ == '__main__':

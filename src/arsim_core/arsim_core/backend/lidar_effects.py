@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from arsim_core._jit import kernel
+from arsim_core._jit import kernel, python_function
 from arsim_core.labels import NONE
 
 SCALE = 1000.0  # signal of a white (rho = 1) target at normal incidence at 1 m
@@ -338,15 +338,7 @@ def _footprints(d: np.ndarray, power: np.ndarray, label: np.ndarray, divergence:
     return new_d, new_power, new_label.astype(label.dtype)
 
 
-def _hash32(key: np.uint64, index: np.ndarray) -> np.ndarray:
-    """``hash32`` on an array of indices."""
-    x = (index * np.uint64(0x9E3779B1) + key) & _MASK
-    x ^= x >> np.uint64(16)
-    x = (x * np.uint64(0x85EBCA6B)) & _MASK
-    x ^= x >> np.uint64(13)
-    x = (x * np.uint64(0xC2B2AE35)) & _MASK
-    x ^= x >> np.uint64(16)
-    return x
+_hash32 = python_function(hash32)  # the same bits on arrays of indices
 
 
 def _edge_offsets(key: np.uint64, pairs: np.ndarray) -> np.ndarray:

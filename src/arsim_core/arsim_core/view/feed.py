@@ -6,7 +6,9 @@ snapshot of the cars and the race. Readers in other threads (the web server) tak
 snapshot when they are ready for one, so a slow page drops frames and the loop never waits for
 it. A simulation kept to a real-time factor sleeps between frames, so its view may refresh
 often; one running as fast as it can shares the cores with the page that draws the view, so
-then the view refreshes half as often.
+then the view refreshes half as often. Race control (the event's flag and timing tower, the
+stewards' incidents) comes as a board of its own (:mod:`arsim_core.view.race_board`), made
+only where the engine has an event or stewards.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
 from arsim_core.protocol import framing
+from arsim_core.view.race_board import BOARD_PERIOD_S, RaceBoard
 
 PERIOD_S = 0.1  # snapshots at up to 10 Hz of wall time: enough to watch, light on the cores
 FLAT_OUT_PERIOD_S = 0.2  # while the simulation runs as fast as it can
@@ -70,12 +73,21 @@ class Snapshot:
                 'scans': {key: scan.points() for key, scan in self.scans.items()}}
 
 
+@dataclass(frozen=True)
+class RaceSnapshot:
+    """The newest ``race`` message (:class:`RaceBoard`), JSON-ready, and its number."""
+
+    version: int
+    data: dict[str, Any]
+
+
 class ViewFeed:
     """The loop's side of a live view: cheap to offer to, safe to read from any thread."""
 
     def __init__(self, scenario: Scenario, engine: Engine, pacing: Pacing,
                  period_s: float = PERIOD_S, flat_out_period_s: float = FLAT_OUT_PERIOD_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 board_period_s: float = BOARD_PERIOD_S) -> None:
         self.scenario, self.engine, self.pacing = scenario, engine, pacing
         self.period_s, self.flat_out_period_s, self._clock = period_s, flat_out_period_s, clock
         self.scan_specs = {f'{car.name}/{spec.name}': (car.name, spec)
@@ -88,6 +100,9 @@ class ViewFeed:
         self._images: dict[str, np.ndarray] = {}  # camera key -> newest rgb8 image
         self._due = 0.0
         self._snapshot: Snapshot | None = None
+        self._board = RaceBoard(board_period_s)
+        self._board_world: TrackWorld | None = None  # the track its incidents are on
+        self._race: RaceSnapshot | None = None
 
     # --- the loop's side -----------------------------------------------------------------
     def offer(self, time_ns: int, states: Mapping[str, CarState],
@@ -102,11 +117,19 @@ class ViewFeed:
             image = arrays.get(key)
             if image is not None:
                 self._images[key] = image
+        stewards = self.engine.stewards
+        if stewards is not None:
+            if self.engine.world is not self._board_world:  # a new track: its own incidents
+                self._board_world = self.engine.world
+                self._board = RaceBoard(self._board.period_s)
+            self._board.watch(time_ns, states, stewards)
         now = self._clock()
         if now >= self._due:
             paced = self.pacing.status().real_time_factor > 0.0
             self._due = now + (self.period_s if paced else self.flat_out_period_s)
             self._publish(time_ns, states)
+            if self.engine.event is not None or stewards is not None:
+                self._publish_race(now)
 
     def _publish(self, time_ns: int, states: Mapping[str, CarState]) -> None:
         """Replace the snapshot readers see (one reference swap: they need no lock)."""
@@ -121,9 +144,22 @@ class ViewFeed:
             if metrics is not None else [],
             scans=dict(self._scans))
 
+    def _publish_race(self, now: float) -> None:
+        """Replace the race message readers see, when the board has a new one."""
+        event, metrics = self.engine.event, self.engine.metrics
+        data = self._board.board(now, None if event is None else event.state,
+                                 metrics.standings if metrics is not None else list)
+        if data is not None:
+            previous = self._race
+            self._race = RaceSnapshot(1 if previous is None else previous.version + 1, data)
+
     # --- readers (any thread) ----------------------------------------------------------------
     def latest(self) -> Snapshot | None:
         return self._snapshot
+
+    def race(self) -> RaceSnapshot | None:
+        """The newest race message; None in a simulation without an event or stewards."""
+        return self._race
 
     def image(self, key: str) -> np.ndarray | None:
         return self._images.get(key)

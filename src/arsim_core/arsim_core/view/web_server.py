@@ -4,7 +4,8 @@ simulator's own process.
 The server runs an asyncio loop (aiohttp) in a daemon thread. Each page gets the track once
 (``hello``), the pacing whenever it changes, and the newest snapshot of the :class:`ViewFeed`
 whenever there is one it has not seen, at most every ``PERIOD_S``; a page that falls behind
-skips snapshots. The page's
+skips snapshots. Where there is race control, each page gets the newest ``race`` message (the
+event, the timing tower, the incidents) the same way, a few times a second at most. The page's
 buttons come back as small JSON commands that set the loop's :class:`Pacing`; anything else is
 answered with an error message and otherwise ignored. Camera images are JPEG files a page asks
 for one after the other, so each page gets them as fast as it takes them and no faster.
@@ -33,7 +34,7 @@ from arsim_core.engine.world import TrackWorld
 from arsim_core.log_limit import clip
 from arsim_core.view import commands
 from arsim_core.view.commands import MAX_COMMAND_BYTES, CommandRate
-from arsim_core.view.feed import PERIOD_S, Snapshot, ViewFeed
+from arsim_core.view.feed import PERIOD_S, RaceSnapshot, Snapshot, ViewFeed
 from arsim_core.view.served import CLOSE_S, Log, ServedApp, local_address
 from arsim_core.view.track_image import TrackImage, track_image
 
@@ -55,6 +56,7 @@ class WebView(ServedApp):
         self._track: tuple[TrackWorld, TrackImage] | None = None
         self._track_lock = threading.Lock()
         self._frame_json: tuple[int, str] = (0, '')
+        self._race_json: tuple[int, str] = (0, '')
         self._jpeg: tuple[int, bytes] | None = None
 
     def routes(self) -> Collection[web.RouteDef]:
@@ -167,7 +169,7 @@ class WebView(ServedApp):
 
     async def _send_frames(self, page: web.WebSocketResponse) -> None:
         sent_track: TrackWorld | None = None
-        sent_version = 0
+        sent_version = sent_race = 0
         sent_pacing: PacingStatus | None = None
         try:
             while not page.closed:
@@ -185,6 +187,10 @@ class WebView(ServedApp):
                         and snapshot.version > sent_version:
                     await page.send_str(await asyncio.to_thread(self._frame_text, snapshot))
                     sent_version = snapshot.version
+                race = self.feed.race()  # the event, its timing tower and incidents
+                if sent_track is not None and race is not None and race.version > sent_race:
+                    await page.send_str(await asyncio.to_thread(self._race_text, race))
+                    sent_race = race.version
                 await asyncio.sleep(PERIOD_S)
         except (ConnectionError, RuntimeError):
             pass  # the page went away while a frame was on its way
@@ -195,6 +201,14 @@ class WebView(ServedApp):
         if version != snapshot.version:
             text = json.dumps(snapshot.to_json(), separators=(',', ':'))
             self._frame_json = (snapshot.version, text)
+        return text
+
+    def _race_text(self, race: RaceSnapshot) -> str:
+        """A race message as JSON, made once for every page."""
+        version, text = self._race_json
+        if version != race.version:
+            text = json.dumps(race.data, separators=(',', ':'))
+            self._race_json = (race.version, text)
         return text
 
     def _hello(self, world: TrackWorld, image: TrackImage) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 // The arsim web view: the track from above, the cars with their footprints and scans, the
 // standings, a camera, and the pacing controls. The server sends a "hello" per track, a
 // "pacing" when it changes and a "frame" per snapshot over /ws; the buttons send {op: ...}
-// commands back (docs/view.md).
+// commands back (docs/view.md). Where there is race control a "race" message comes a few
+// times a second: the session and flag, the timing tower, the incidents and, at the end, the
+// results.
 'use strict';
 
 const COLOURS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2',
@@ -23,6 +25,7 @@ const view = {
   hello: null, frame: null, frames: 0, pacing: { paused: false, real_time_factor: 0 },
   trackImage: null, trackLoaded: false, textDue: 0,
   follow: '', zoom: 1, pan: { x: 0, y: 0 }, measuredRtf: null, lastFrameAt: null,
+  race: null, markers: [],  // the newest race message; incident markers as last drawn
 };
 window.arsimView = view;
 
@@ -52,6 +55,7 @@ function receive(message) {
   if (message.type === 'hello') onHello(message);
   else if (message.type === 'frame') onFrame(message);
   else if (message.type === 'pacing') onPacing(message);
+  else if (message.type === 'race') onRace(message);
   else if (message.type === 'error') say(message.message, true);
 }
 
@@ -128,6 +132,108 @@ function showStandings(standings) {
   });
 }
 
+// --- race control -------------------------------------------------------------------------
+const STATUS = { running: '', finished: 'fin', dnf: 'DNF', dsq: 'DSQ' };
+const gap = (row, seconds) => {
+  if (row.laps_behind > 0) return `+${row.laps_behind} lap${row.laps_behind > 1 ? 's' : ''}`;
+  return seconds === null || seconds === undefined ? '' : `+${seconds.toFixed(3)}`;
+};
+const penalty = (row) => (row.penalty_s ? `+${row.penalty_s.toFixed(0)} s` : '')
+  + (row.warnings ? ` ${row.warnings}W` : '');
+
+function onRace(race) {
+  view.race = race;
+  const event = race.event;
+  $('session').hidden = !event;
+  if (event) {
+    setText($('session-name'), `${event.session} (${event.kind})`);
+    setText($('flag'), event.flag);
+    $('flag').className = `flag ${event.flag}`;
+    setText($('lights'), event.flag === 'lights' ? '●'.repeat(event.lights) : '');
+    let remaining = '';
+    if (event.finished) remaining = 'event over';
+    else if (event.laps_remaining >= 0) remaining = `${event.laps_remaining} laps to go`;
+    else if (event.time_remaining_s !== null) {
+      const left = Math.ceil(event.time_remaining_s);
+      remaining = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left`;
+    }
+    setText($('remaining'), remaining);
+  }
+  $('tower').hidden = !event;
+  $('standings').hidden = Boolean(event);
+  if (event) {
+    fillRows($('tower'), race.tower, (row, i) => [row.position, row.car, row.laps,
+      i === 0 ? 'leader' : gap(row, row.gap_s), i === 0 ? '' : gap(row, row.interval_s),
+      lap(row.last_lap_s), lap(row.best_lap_s), penalty(row), STATUS[row.status] ?? row.status]);
+  }
+  showResults(race.results);
+  const list = $('incidents');
+  list.hidden = race.incidents.length === 0;
+  list.replaceChildren(...race.incidents.slice(-8).reverse().map((incident) => {
+    const item = document.createElement('li');
+    item.textContent = `${incident.time.toFixed(1)} s ${incident.car}: ${incident.detail}`;
+    return item;
+  }));
+  requestAnimationFrame(draw);
+}
+
+function fillRows(table, rows, cellsOf) {
+  const body = table.tBodies[0];
+  while (body.rows.length > rows.length) body.deleteRow(-1);
+  rows.forEach((data, index) => {
+    const row = body.rows[index] || body.insertRow();
+    const cells = cellsOf(data, index);
+    while (row.cells.length < cells.length) row.insertCell();
+    cells.forEach((text, i) => setText(row.cells[i], text));
+    row.className = data.status || '';
+    row.dataset.car = data.car;
+    row.cells[cells.length - 2].className = data.penalty_s ? 'penalty' : '';
+  });
+}
+
+const resultCells = (row) => [row.position, row.car, row.laps,
+  row.total_time_s === null ? '' : row.total_time_s.toFixed(3), lap(row.best_lap_s),
+  row.position === 1 ? '' : gap(row, row.gap_s), penalty(row), STATUS[row.status] ?? row.status];
+
+function showResults(results) {
+  $('results').hidden = !results;
+  if (!results) return;
+  fillRows($('classification'), results.classification, resultCells);
+  const shown = $('session-results');
+  if (shown.childElementCount === results.sessions.length) return;
+  shown.replaceChildren(...results.sessions.map((session) => {
+    const table = $('classification').cloneNode(true);
+    table.removeAttribute('id');
+    table.caption.textContent = `${session.name} (${session.kind})`;
+    table.tBodies[0].replaceChildren();
+    fillRows(table, session.rows, resultCells);
+    return table;
+  }));
+}
+
+// Incidents where the stewards ruled: a marker each, its ruling on hover.
+function drawIncidents(to) {
+  view.markers = [];
+  if (!view.race) return;
+  context.font = 'bold 11px system-ui, sans-serif';
+  for (const incident of view.race.incidents) {
+    const x = to.x(incident.x);
+    const y = to.y(incident.y);
+    context.beginPath();
+    context.arc(x, y, 8, 0, 2 * Math.PI);
+    context.fillStyle = incident.verdict === 'no_action' ? '#bbb' : '#ff9800';
+    context.fill();
+    context.strokeStyle = '#000';
+    context.stroke();
+    context.fillStyle = '#000';
+    context.fillText('!', x - 2, y + 4);
+    view.markers.push({ x, y, title: `${incident.rule}: ${incident.verdict} — `
+      + `${incident.car}${incident.other ? ` / ${incident.other}` : ''} at `
+      + `${incident.time.toFixed(1)} s${incident.session ? ` (${incident.session})` : ''}\n`
+      + incident.detail });
+  }
+}
+
 // --- drawing ------------------------------------------------------------------------------
 function worldToCanvas() {
   const width = canvas.clientWidth;
@@ -176,6 +282,7 @@ function draw() {
     }
     drawCar(to, car, view.hello.cars.find((c) => c.name === car.name), colour);
   });
+  drawIncidents(to);
 }
 
 function drawTrack(to) {
@@ -260,6 +367,14 @@ canvas.addEventListener('pointerdown', (event) => {
   canvas.setPointerCapture(event.pointerId);
   canvas.addEventListener('pointermove', move);
   canvas.addEventListener('pointerup', () => canvas.removeEventListener('pointermove', move), { once: true });
+});
+canvas.addEventListener('mousemove', (event) => {
+  const box = canvas.getBoundingClientRect();
+  const x = event.clientX - box.left;
+  const y = event.clientY - box.top;
+  const near = view.markers.find((m) => Math.hypot(m.x - x, m.y - y) <= 10);
+  const title = near ? near.title : '';
+  if (canvas.title !== title) canvas.title = title;
 });
 window.addEventListener('resize', draw);
 

@@ -53,10 +53,11 @@ def write_spec(folder: Path, name: str = 'spec.yaml', **changes: object) -> Path
     return path
 
 
-def generate(spec: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def generate(spec: Path, out: Path, *args: str, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, '-m', 'arsim_launch.dataset_cli', 'generate',
                            str(spec), str(out), *args], capture_output=True, text=True,
-                          timeout=600, cwd=spec.parent)
+                          timeout=600, cwd=spec.parent, env=env)
 
 
 def manifest(out: Path) -> dict:
@@ -169,14 +170,19 @@ def test_the_same_runs_go_to_a_ray_cluster(workspace: Path) -> None:
     with one_ray_cluster():  # `ray stop --force` below ends every cluster on the machine
         ray = shutil.which('ray', path=os.path.dirname(sys.executable)) or 'ray'
         port = free_port()
-        env = {**os.environ, 'RAY_USAGE_STATS_ENABLED': '0'}
+        # One authentication mode for the cluster and its clients, whatever this process or
+        # machine holds: a Ray started earlier (ray.init of a local cluster) leaves
+        # RAY_AUTH_MODE=token in its process and a token in ~/.ray, and a cluster that took
+        # one mode refuses clients of the other.
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith('RAY_')},
+               'RAY_USAGE_STATS_ENABLED': '0', 'RAY_AUTH_MODE': 'disabled'}
         started = subprocess.run([ray, 'start', '--head', f'--port={port}', '--num-cpus=2',
                                   '--include-dashboard=false', '--disable-usage-stats'],
                                  capture_output=True, text=True, timeout=120, env=env)
         assert started.returncode == 0, started.stderr
         try:
             spec, out = write_spec(workspace, 'ray.yaml', duration_s=DURATION_S), workspace / 'ray'
-            done = generate(spec, out, '--ray', f'127.0.0.1:{port}')
+            done = generate(spec, out, '--ray', f'127.0.0.1:{port}', env=env)
             assert done.returncode == 0, done.stderr
             assert '2 of 2 runs done' in done.stdout
             for run in manifest(out)['runs']:

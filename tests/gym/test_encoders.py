@@ -34,6 +34,8 @@ def test_observed_encoders_count_up_as_the_car_drives(make_env: MakeEnv,
     assert np.all(np.diff(counts) >= 0.0) and float(counts[-1]).is_integer()
 
 
-def test_observing_encoders_the_profile_lacks_names_the_profile(make_env: MakeEnv) -> None:
+def test_observing_encoders_the_profile_lacks_names_the_profile(make_env: MakeEnv,
+                                                                repo_root: Path) -> None:
+    profile = repo_root / 'config' / 'cars' / 'f1tenth.yaml'
     with pytest.raises(ConfigError, match=r'f1tenth\.yaml.*wheel_encoders'):
-        make_env(observe=('encoders',))
+        make_env(observe=('encoders',), profile=str(profile))

@@ -19,11 +19,15 @@ MakeParallel = Callable[..., RaceParallelEnv]
 
 
 @pytest.fixture
-def make_parallel() -> Iterator[MakeParallel]:
+def make_parallel(exact_lidar_profile: str) -> Iterator[MakeParallel]:
+    """PettingZoo environments on arsim_ring, their LiDAR exact as ``make_env``'s unless a
+    profile or scenario is given."""
     made: list[RaceParallelEnv] = []
 
     def make(**keywords: Any) -> RaceParallelEnv:
         keywords.setdefault('track', 'arsim_ring')
+        if 'profile' not in keywords and 'scenario' not in keywords:
+            keywords['profile'] = exact_lidar_profile
         env = RaceParallelEnv(**keywords)
         made.append(env)
         return env

@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,7 @@ KEYWORDS: dict[str, Any] = {
 
 @pytest.fixture(scope='module')
 def local_ray() -> Iterator[None]:
+    saved = dict(os.environ)  # ray.init leaves RAY_AUTH_MODE=token and more in this process
     os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')
     with one_ray_cluster():
         ray.init(address='local', num_cpus=2, include_dashboard=False,
@@ -47,6 +49,8 @@ def local_ray() -> Iterator[None]:
             yield
         finally:
             ray.shutdown()
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 @pytest.fixture(scope='module')
@@ -178,8 +182,11 @@ def test_close_ends_the_actors(local_ray: None) -> None:
     env.reset(seed=0)
     env.close()
     assert env.closed and env.actors == []
+    deadline = time.monotonic() + 60.0  # ray.kill is asynchronous: the actor ends soon after
     with pytest.raises(ray.exceptions.RayActorError):
-        ray.get(actors[0].spaces.remote(), timeout=60)
+        while time.monotonic() < deadline:
+            ray.get(actors[0].spaces.remote(), timeout=60)
+            time.sleep(0.1)
     env.close()  # a second close does nothing
 
 

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import multiprocessing
 import os
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from typing import Any
 from arsim_core.config.scenario import load_scenario
 from arsim_core.engine.randomization import Randomization
 from arsim_core.errors import ArsimError
+from arsim_core.process.batches import in_processes, on_ray
 from arsim_core.recording.bag import METADATA
 from arsim_core.yaml_fields import load_section
 from arsim_launch.arguments import launch_overrides
@@ -39,12 +38,10 @@ from arsim_launch.dataset_run import DRIVERS, RunJob
 from arsim_launch.resources import default_settings, resources_dir
 
 MANIFEST = 'manifest.json'
-POLL_S = 0.1  # how often the local pool is looked at for finished runs
 ARGUMENTS = ('track', 'cars', 'profile', 'topic_map')
 KEYS = ('scenario', 'runs', 'duration_s', 'seed', 'driver', 'randomization', 'recording',
         *ARGUMENTS)
 DONE, FAILED, PENDING = 'done', 'failed', 'pending'
-Outcome = tuple[RunJob, dict[str, Any] | None, str | None]  # the job, its result or its error
 
 
 @dataclass(frozen=True)
@@ -152,64 +149,6 @@ class Manifest:
         staged.replace(self.path)
 
 
-def run_locally(jobs: list[RunJob], workers: int, stop: threading.Event) -> Iterator[Outcome]:
-    """Each job in a process of a pool (spawned: nothing inherited), as they finish. When the
-    batch stops early (Ctrl-C, SIGTERM), the runs still going are killed with the pool: their
-    bags are incomplete, and the next command starts them again."""
-    from arsim_launch.dataset_run import run
-
-    pool = multiprocessing.get_context('spawn').Pool(workers)
-    try:
-        pending = {job.index: (job, pool.apply_async(run, (job.to_json(),))) for job in jobs}
-        while pending and not stop.is_set():
-            finished = [index for index, (_, result) in pending.items() if result.ready()]
-            if not finished:
-                time.sleep(POLL_S)
-            for index in finished:
-                job, result = pending.pop(index)
-                try:
-                    yield job, result.get(), None
-                except Exception as exc:  # a run's failure is its own, not the batch's
-                    yield job, None, _describe(exc)
-        pool.close()
-        pool.join()
-    finally:
-        pool.terminate()
-
-
-def run_on_ray(jobs: list[RunJob], address: str, stop: threading.Event) -> Iterator[Outcome]:
-    """Each job as a Ray task of one CPU on the cluster at ``address`` (``auto``: the one this
-    machine belongs to), as they finish. OUT must be a folder every node writes to."""
-    try:
-        import ray
-    except ImportError as exc:
-        msg = "--ray needs Ray on this machine and the cluster: pip install 'ray>=2.9'"
-        raise ArsimError(msg) from exc
-    from arsim_launch.dataset_run import run
-
-    ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
-    pending: dict[Any, RunJob] = {}
-    try:
-        task = ray.remote(num_cpus=1, max_retries=0)(run)
-        pending = {task.remote(job.to_json()): job for job in jobs}
-        while pending and not stop.is_set():
-            finished, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
-            for ref in finished:
-                job = pending.pop(ref)
-                try:
-                    yield job, ray.get(ref), None
-                except Exception as exc:  # a task's failure is its run's, not the batch's
-                    yield job, None, _describe(getattr(exc, 'cause', None) or exc)
-    finally:
-        for ref in pending:  # a batch stopped early leaves no task running on the cluster
-            ray.cancel(ref, force=True)
-        ray.shutdown()
-
-
-def _describe(error: BaseException) -> str:
-    return str(error) if isinstance(error, ArsimError) else f'{type(error).__name__}: {error}'
-
-
 def generate(spec_path: Path, out: Path, workers: int | None = None,
              ray_address: str | None = None, stop: threading.Event | None = None,
              report: Callable[[str], None] = print) -> Manifest:
@@ -230,8 +169,15 @@ def generate(spec_path: Path, out: Path, workers: int | None = None,
     if not todo:
         return manifest
     workers = workers or min(len(todo), os.cpu_count() or 1)
-    outcomes = run_on_ray(todo, ray_address, stop) if ray_address \
-        else run_locally(todo, workers, stop)
+    from arsim_launch.dataset_run import run
+
+    def arguments(job: RunJob) -> tuple[Any, ...]:
+        return (job.to_json(),)
+
+    # a batch stopped early kills the runs still going with the pool (their bags are
+    # incomplete, and the next command starts them again) or cancels them on the cluster
+    outcomes = on_ray(todo, ray_address, run, arguments, stop) if ray_address \
+        else in_processes(todo, workers, run, arguments, stop)
     started = time.monotonic()
     frames = 0
     with _progress(len(spec.jobs), kept) as bar:

@@ -12,23 +12,18 @@ the others go on. Each event writes its classification and its incident clips (t
 from __future__ import annotations
 
 import dataclasses
-import logging
-import multiprocessing
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arsim_core.config.scenario import load_scenario
-from arsim_core.errors import ArsimError
 from arsim_core.league.race import ClipsFactory, run_race
 from arsim_core.league.ratings import Rating, rate
 from arsim_core.league.report import write_results
 from arsim_core.league.spec import LeagueSpec, event_overrides
+from arsim_core.process.batches import in_processes, on_ray
 from arsim_core.track import load_track
-
-POLL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -84,64 +79,6 @@ def run_event(job: Mapping[str, Any], clips: ClipsFactory | None = None) -> dict
             'seed': spec.seed, **result.to_dict()}
 
 
-Outcome = tuple[EventJob, dict[str, Any] | None, str | None]
-
-
-def run_locally(jobs: list[EventJob], workers: int,
-                clips: ClipsFactory | None = None) -> Iterator[Outcome]:
-    """Each event in a process of a pool (spawned: nothing inherited), as they finish."""
-    pool = multiprocessing.get_context('spawn').Pool(workers)
-    try:
-        pending = {job.index: (job, pool.apply_async(run_event, (job.to_json(), clips)))
-                   for job in jobs}
-        while pending:
-            finished = [k for k, (_, result) in pending.items() if result.ready()]
-            if not finished:
-                time.sleep(POLL_S)
-            for k in finished:
-                job, result = pending.pop(k)
-                try:
-                    yield job, result.get(), None
-                except Exception as exc:  # an event's failure is its own, not the league's
-                    yield job, None, _describe(exc)
-        pool.close()
-        pool.join()
-    finally:
-        pool.terminate()
-
-
-def run_on_ray(jobs: list[EventJob], address: str,
-               clips: ClipsFactory | None = None) -> Iterator[Outcome]:
-    """Each event as a Ray task of one CPU on the cluster at ``address`` (``auto``: the one
-    this machine belongs to); the spec's files and tracks must be at the same paths there."""
-    try:
-        import ray
-    except ImportError as exc:
-        msg = "--ray needs Ray on this machine and the cluster: pip install 'ray>=2.9'"
-        raise ArsimError(msg) from exc
-    ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
-    pending: dict[Any, EventJob] = {}
-    try:
-        task = ray.remote(num_cpus=1, max_retries=0)(run_event)
-        pending = {task.remote(job.to_json(), clips): job for job in jobs}
-        while pending:
-            finished, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
-            for ref in finished:
-                job = pending.pop(ref)
-                try:
-                    yield job, ray.get(ref), None
-                except Exception as exc:  # a task's failure is its event's
-                    yield job, None, _describe(getattr(exc, 'cause', None) or exc)
-    finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        ray.shutdown()
-
-
-def _describe(error: BaseException) -> str:
-    return str(error) if isinstance(error, ArsimError) else f'{type(error).__name__}: {error}'
-
-
 def run_league(spec: LeagueSpec, out: Path, resources: Path, workers: int = 1,
                ray_address: str | None = None,
                report: Callable[[str], None] = print,
@@ -149,8 +86,12 @@ def run_league(spec: LeagueSpec, out: Path, resources: Path, workers: int = 1,
     """Run every event of ``spec``, rate the entries and write the results into ``out``
     (each event's classification and clips into its folder there)."""
     jobs = jobs_of(spec, resources, out)
-    outcomes = run_on_ray(jobs, ray_address, clips) if ray_address else \
-        run_locally(jobs, max(1, min(workers, len(jobs))), clips)
+
+    def arguments(job: EventJob) -> tuple[Any, ...]:
+        return job.to_json(), clips
+
+    outcomes = on_ray(jobs, ray_address, run_event, arguments) if ray_address else \
+        in_processes(jobs, max(1, min(workers, len(jobs))), run_event, arguments)
     events, failed = [], []
     for job, result, error in outcomes:
         if result is None:

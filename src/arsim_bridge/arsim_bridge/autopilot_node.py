@@ -1,11 +1,14 @@
-"""The autopilot (``autopilot: follow_the_gap``): a built-in driver for every car, so a
-simulation started without a stack (to watch it, to try a track) races at once.
+"""The autopilot: follow-the-gap for every car without a driver of its own
+(``simulation.autopilot: follow_the_gap``), so a simulation started without a stack (to watch
+it, to try a track) races at once, and for each car whose ``driver`` is ``follow_the_gap``
+(the line drivers of the zoo drive from the bridge, ``drivers.pilots``).
 
 It drives as a user's stack does, on the car's own topics: each 2D scan in, one
 AckermannDriveStamped out on the car's drive topic, stamped with the scan's time, so the
-bridge's lockstep waits for it like for any driver. The driver is
-``arsim_core.policies.autopilot``: the gym's follow-the-gap opponent at the car's steering
-limit and a share of its top speed.
+bridge's lockstep waits for it like for any driver. In a race event it holds its slots while a
+standing start's lights are on, as /arsim/race shows them (10 times a second of sim time).
+The driver is ``arsim_core.policies.autopilot``: the gym's follow-the-gap opponent at the
+car's steering limit and a share of its top speed.
 """
 
 from __future__ import annotations
@@ -21,15 +24,26 @@ from sensor_msgs.msg import LaserScan
 
 from arsim_bridge import qos
 from arsim_bridge.common import declare_scenario, run_node
+from arsim_core.config.drivers import FOLLOW_THE_GAP
+from arsim_core.config.race_event import RACE, STANDING
 from arsim_core.policies import FollowTheGap, autopilot
+from arsim_msgs.msg import RaceStatus
 
 
 class Autopilot(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('autopilot', **node_options)
         scenario = declare_scenario(self)
+        event = scenario.race.event
+        # a standing start holds from t=0, before the first /arsim/race arrives
+        self.held = event is not None and event.sessions[0].start == STANDING \
+            and event.sessions[0].kind == RACE
+        self.create_subscription(RaceStatus, scenario.topic_map.race_topic, self._on_race,
+                                 qos.LATCHED)
         driven = []
         for car in scenario.cars:
+            if car.driver != FOLLOW_THE_GAP and (car.driver or scenario.autopilot == 'none'):
+                continue
             scan, policy = autopilot(car)
             drive = self.create_publisher(AckermannDriveStamped, car.names.drive_topic,
                                           qos.STREAM)
@@ -39,8 +53,12 @@ class Autopilot(Node):
             driven.append(f'{car.name} ({topic} -> {car.names.drive_topic})')
         self.get_logger().info(f'autopilot (follow the gap) drives {", ".join(driven)}')
 
+    def _on_race(self, msg: RaceStatus) -> None:
+        self.held = msg.flag == RaceStatus.FLAG_LIGHTS
+
     def _on_scan(self, policy: FollowTheGap, drive: Publisher, scan: LaserScan) -> None:
-        steering, speed = policy.act(np.asarray(scan.ranges, np.float32))
+        steering, speed = (0.0, 0.0) if self.held else \
+            policy.act(np.asarray(scan.ranges, np.float32))
         command = AckermannDriveStamped()
         command.header.stamp = scan.header.stamp
         command.header.frame_id = scan.header.frame_id

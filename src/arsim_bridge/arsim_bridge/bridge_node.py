@@ -18,6 +18,7 @@ import zmq
 from ackermann_msgs.msg import AckermannDriveStamped
 from rclpy.duration import Duration
 from rclpy.executors import Executor
+from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
@@ -38,8 +39,10 @@ from arsim_bridge.ledger import CountingNode
 from arsim_bridge.race_status import race_status
 from arsim_bridge.sim_events import sim_event
 from arsim_core import endpoints
+from arsim_core.config.drivers import ZOO_NAMES
 from arsim_core.config.race_event import classification_path
 from arsim_core.config.scenario import Scenario
+from arsim_core.drivers.pilots import LockstepPilots
 from arsim_core.engine import (
     CarState,
     Drivers,
@@ -58,6 +61,7 @@ from arsim_core.errors import ArsimError
 from arsim_core.protocol import framing
 from arsim_core.protocol.messages import UpdateReply
 from arsim_core.recording.ledger import BRIDGE, STATUS_TOPIC
+from arsim_core.track import load_track
 from arsim_core.view.feed import ViewFeed
 from arsim_msgs.msg import (
     CarCommand,
@@ -131,6 +135,7 @@ class Bridge(CountingNode):
         self.clips = clip_recorder(self.scenario, odom_origin=self._start_pose,
                                    log=lambda line: self.log('info', line))
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
+        self._drive_pubs: dict[str, Publisher] = {}  # the built-in drivers' drive topics
         self.report_published(0)
 
     # --- ROS callbacks ----------------------------------------------------------------------
@@ -168,6 +173,29 @@ class Bridge(CountingNode):
 
     def on_recording(self, msg: RecordingStatus) -> None:
         self.recording = msg
+
+    # --- built-in drivers --------------------------------------------------------------------
+    def pilots(self, engine: Engine) -> LockstepPilots | None:
+        """The line drivers of the cars that name one (``cars[i].driver``), driving them on
+        their drive topics as a stack would; None where no car has a built-in driver."""
+        if not any(car.driver in ZOO_NAMES for car in self.scenario.cars):
+            return None
+        pilots = LockstepPilots(engine, self.send_drive, load_track(
+            self.scenario.track.name, self.scenario.resources / 'maps'))
+        self._drive_pubs = {car: self.create_publisher(
+            AckermannDriveStamped, self.scenario.car(car).names.drive_topic, qos.STREAM)
+            for car in sorted(pilots.cars)}
+        if pilots.cars:
+            self.log('info', 'built-in drivers: ' + ', '.join(
+                f'{car} ({pilots.drivers[car]})' for car in sorted(pilots.cars)))
+        return pilots
+
+    def send_drive(self, car: str, steering: float, speed: float, time_ns: int) -> None:
+        command = AckermannDriveStamped()
+        command.header.stamp = to_time(time_ns)
+        command.header.frame_id = self.scenario.car(car).names.base_frame
+        command.drive.steering_angle, command.drive.speed = float(steering), float(speed)
+        self._drive_pubs[car].publish(command)
 
     # --- the Link the lockstep loop runs over -----------------------------------------------
     def publish_clock(self, time_ns: int) -> None:
@@ -332,7 +360,7 @@ def spin_bridge(bridge: Bridge) -> None:
     bridge.engine = engine
     pacing = Pacing(bridge.scenario.real_time_factor)
     view = _start_web_view(bridge, engine, pacing)
-    lockstep = Lockstep(engine, bridge, pacing)
+    lockstep = Lockstep(engine, bridge, pacing, bridge.pilots(engine))
     try:
         lockstep.start()
         lockstep.run()

@@ -14,6 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from arsim_core.config.drivers import (
+    FOLLOW_THE_GAP,
+    LINE_DRIVERS,
+    NO_DRIVER,
+    ZOO_NAMES,
+    is_policy,
+)
 from arsim_core.config.recording import new_directory_problem
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.errors import ConfigError
@@ -82,12 +89,36 @@ def validate(scenario: Scenario) -> Track:
     if problem is not None:
         msg = f'{scenario.source}: track.scene: {problem}'
         raise ConfigError(msg)
+    for car in scenario.cars:
+        problem = ros_driver_problem(car, track)
+        if problem is not None:
+            msg = f'{scenario.source}: cars[{car.index}].driver ({car.name}): {problem}'
+            raise ConfigError(msg)
     directory = scenario.recording.directory
     problem = None if directory is None else new_directory_problem(directory)
     if problem is not None:
         msg = f'{scenario.source}: recording.directory: {problem}'
         raise ConfigError(msg)
     return track
+
+
+def ros_driver_problem(car: CarSpec, track: Track) -> str | None:
+    """Why ``car``'s built-in driver cannot drive it in a ROS run, or None. There the line
+    drivers drive from the bridge and follow_the_gap from the autopilot node, both on the
+    car's Ackermann drive topic; a Gym policy drives only in process."""
+    driver = car.driver
+    if driver == NO_DRIVER:
+        return None
+    if is_policy(driver):
+        return (f'a Gym policy ({driver}) drives only in process (arsim-race, the gym); in a '
+                f'ROS run, start it as a node of your own, or pick one of {list(ZOO_NAMES)}')
+    if car.names.vesc is not None:
+        return (f'the built-in driver {driver!r} commands the Ackermann drive topic, and this '
+                f'car takes its commands from its VESC topics')
+    if driver in LINE_DRIVERS and track.centerline is None:
+        return (f'the line driver {driver!r} follows the track\'s centerline, and '
+                f'{track.name!r} has none')
+    return None
 
 
 def has_package(name: str) -> bool:
@@ -140,7 +171,8 @@ def generate_nodes(scenario: Scenario, settings_file: Path,
                 nodes.append(container(f'cars_{kind}', members))
         car_nodes = [n for n in car_nodes if not any(n in c.members for c in nodes)]
     nodes.extend(car_nodes)
-    if scenario.autopilot != 'none':  # a built-in driver for every car
+    if scenario.autopilot != 'none' or any(car.driver == FOLLOW_THE_GAP
+                                           for car in scenario.cars):
         nodes.append(NodeSpec('arsim_bridge', 'autopilot', 'autopilot', 'arsim', common,
                               required=True))
     if scenario.view.kind == 'foxglove':  # a view that ends is reported; the run goes on

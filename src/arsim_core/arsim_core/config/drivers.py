@@ -19,6 +19,8 @@ FOLLOW_THE_GAP = 'follow_the_gap'
 RACER = 'racer'
 #: The zoo, slowest first (``arsim_core.drivers.zoo.ZOO`` builds each).
 ZOO_NAMES = (NOVICE, CLUB, EXPERT, FOLLOW_THE_GAP, RACER)
+#: The zoo's drivers of the racing line: they drive by the race's ground truth, no sensor.
+LINE_DRIVERS = (NOVICE, CLUB, EXPERT, RACER)
 NO_DRIVER = ''  # the car's own stack drives it (a ROS node, the gym's action)
 _IDENTIFIERS = r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*'
 IMPORT_PATH = re.compile(rf'^{_IDENTIFIERS}:{_IDENTIFIERS}$')

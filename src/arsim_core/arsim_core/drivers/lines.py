@@ -38,8 +38,7 @@ class RacingLine:
     def of(cls, track: Track) -> RacingLine:
         """The raceline of ``track`` where it has one, else its centerline."""
         if track.raceline is None:
-            center = np.asarray(track.centerline, np.float64)
-            return cls(center, None, np.zeros(len(center)), _bends(center), CENTERLINE)
+            return cls.along(np.asarray(track.centerline, np.float64))
         points = np.asarray(track.raceline, np.float64)
         center = np.asarray(track.centerline, np.float64)
         s = arc_length(center)
@@ -50,6 +49,12 @@ class RacingLine:
         speeds = None if track.raceline_speed is None else \
             np.asarray(track.raceline_speed, np.float64)
         return cls(points, speeds, lateral, _bends(points), RACELINE)
+
+    @classmethod
+    def along(cls, centerline: np.ndarray) -> RacingLine:
+        """The centerline itself, each driver's speed profile its own."""
+        center = np.asarray(centerline, np.float64)
+        return cls(center, None, np.zeros(len(center)), _bends(center), CENTERLINE)
 
 
 def _bends(points: np.ndarray) -> np.ndarray:

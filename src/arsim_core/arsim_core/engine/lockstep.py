@@ -15,7 +15,7 @@ from typing import Protocol
 
 from arsim_core.engine.engine import Engine
 from arsim_core.engine.pacing import Pacing
-from arsim_core.engine.referee import Judgement
+from arsim_core.engine.referee import Judgement, Placement
 from arsim_core.engine.schedule import DRIVER_INPUTS
 from arsim_core.engine.state import CarState
 from arsim_core.engine.world import TrackWorld
@@ -119,6 +119,16 @@ class Link(Protocol):
     def log(self, level: str, text: str, throttle_s: float = 0.0) -> None: ...
 
 
+class Piloting(Protocol):
+    """Built-in drivers the run hosts itself (``drivers.pilots.LockstepPilots``): after each
+    frame is judged they send their cars' commands, and they hand back the cars they take off
+    the track. Their cars are never awaited or held for as a stack's are."""
+
+    cars: frozenset[str]
+
+    def frame(self, judgement: Judgement) -> tuple[Placement, ...]: ...
+
+
 @dataclass(frozen=True)
 class InFlight:
     """A frame the backend is rendering: its time, the car states it shows, its computed
@@ -134,9 +144,12 @@ class Lockstep:
     """Steps ``engine`` (built with ``dynamics=False``) over ``link``, as fast as ``pacing``
     lets it (by default the scenario's real-time factor, never paused)."""
 
-    def __init__(self, engine: Engine, link: Link, pacing: Pacing | None = None) -> None:
+    def __init__(self, engine: Engine, link: Link, pacing: Pacing | None = None,
+                 pilots: Piloting | None = None) -> None:
         self.engine = engine
         self.link = link
+        self.pilots = pilots
+        self.piloted = frozenset() if pilots is None else pilots.cars
         self.scenario = engine.scenario
         self.pacing = pacing or Pacing(self.scenario.real_time_factor)
         self.names = engine.names
@@ -179,7 +192,7 @@ class Lockstep:
         link.log('info', f'{len(self.names)} car(s) ready; stepping at '
                          f'{self.scenario.frame_rate_hz} Hz, real-time factor '
                          f'{self.scenario.real_time_factor or "max"}')
-        if self.scenario.start_on_first_command:
+        if self.scenario.start_on_first_command and set(self.names) - self.piloted:
             self._hold()
 
     def _hold(self) -> None:
@@ -227,6 +240,10 @@ class Lockstep:
         engine.step, engine.time_ns = step, now
         judgement = engine.judge({name: self._state(name) for name in self.names})
         link.publish(judgement, now)
+        if self.pilots is not None:
+            parked = self.pilots.frame(judgement)
+            if parked:
+                link.publish(Judgement((), parked), now)
         # A refused state is shown as the car's last valid one (its start before any), never
         # sent on.
         states = {name: engine.states.get(name) or CarState(*engine.start_poses[name])
@@ -379,7 +396,7 @@ class Lockstep:
         self.link.deliver(frame.time_ns, frame.states, reply, computed)
         if not self.scenario.wait_for_drivers:
             return
-        awaited = drivers.awaited(informed)
+        awaited = drivers.awaited(informed - self.piloted)
         timeout = self.scenario.driver_timeout_s
         if awaited and not self.link.spin_until(lambda: drivers.answered(awaited), timeout):
             silent = drivers.give_up(awaited)

@@ -34,12 +34,8 @@ import numpy as np
 
 from arsim_core.config.race_event import RACE, STANDING, EventSettings, SessionSpec
 from arsim_core.config.scenario import Scenario
-from arsim_core.drivers.field import Field
-from arsim_core.drivers.gym_policy import DriverError
 from arsim_core.drivers.lines import RacingLine
-from arsim_core.drivers.racer import LineDriver
-from arsim_core.drivers.seen import Driver, Seen
-from arsim_core.drivers.zoo import build_driver
+from arsim_core.drivers.pilots import Pilot, Pilots, parking_spot
 from arsim_core.engine import Engine, Frame, InProcessRenderer, Placement, Renderer, TrackWorld
 from arsim_core.engine.race_event import (
     DNF,
@@ -59,8 +55,6 @@ from arsim_core.track.polylines import closed_length
 RETIRE_AFTER_S = 10.0  # a car without progress this long is retired
 START_LIGHTS = 3  # a standing start's signal: lights, one per interval, out one after the last
 LIGHT_INTERVAL_S = 0.5
-PARK_OUT_M = 100.0  # cars out of the race are parked this far beyond the track's bounds
-PARK_SPACING = 5.0  # [m] between them
 #: A lap at a tenth of the cars' top speed: how long the race waits after the flag for the
 #: last car to take it (the session ends sooner once every car has), and, with a minute
 #: more per race, the default time limit.
@@ -170,20 +164,6 @@ def race_session(cars: Sequence[str], laps: int, start: str = STANDING,
     return EventSettings((session,), retire_after_s)
 
 
-class _Car:
-    """A car's driver and what the race in process knows of it."""
-
-    def __init__(self, name: str, driver_name: str, driver: Driver) -> None:
-        self.name = name
-        self.driver_name = driver_name
-        self.driver = driver
-        self.scan_key = None if driver.scan is None else f'{name}/{driver.scan.name}'
-        self.scan: np.ndarray | None = None
-        self.racing = True  # driven; False once out of the session and parked
-        self.failed = False  # its driver failed: out of every session that follows too
-        self.why = ''
-
-
 def run_race(scenario: Scenario, track: Track, laps: int | None = None, *,
              start: str = STANDING, seed: int = 0, max_time_s: float | None = None,
              retire_after_s: float = RETIRE_AFTER_S, out: Path | None = None,
@@ -253,18 +233,14 @@ def _race(engine: Engine, scenario: Scenario, track: Track, max_time_s: float,
     assert metrics is not None and event is not None  # a centerline, and race.event
     names = list(engine.names)
     period_s = engine.period_ns * 1e-9
-    line = RacingLine.of(track)
-    cars = [_Car(car.name, car.driver, build_driver(car, car.driver, line, index, period_s))
-            for index, car in enumerate(scenario.cars)]
-    by_name = {car.name: car for car in cars}
-    field_ = Field(metrics, [c.profile.footprint.length for c in scenario.cars],
-                   [c.profile.footprint.width for c in scenario.cars],
-                   track.width_left, track.width_right)
+    pilots = Pilots(scenario.cars, drivers_of(scenario), RacingLine.of(track), metrics,
+                    track.width_left, track.width_right, period_s)
+    cars, by_name = pilots.pilots, pilots.by_name
     frame = engine.reset()
-    _start_drivers(engine, cars, field_, frame)
+    _start_drivers(engine, pilots, frame)
     result = RaceResult(track.name, None, [])
     bounds = track.bounds()
-    park = (bounds[2] + PARK_OUT_M, bounds[3] + PARK_OUT_M)
+    park = (bounds[2], bounds[3])
     refused = LogLimit()
     results: tuple[ResultRow, ...] = ()
     regrid = -1  # the frame in which the cars stand on a new session's grid
@@ -273,35 +249,30 @@ def _race(engine: Engine, scenario: Scenario, track: Track, max_time_s: float,
         state = frame.event
         assert state is not None
         if frame.step == regrid:
-            _start_drivers(engine, cars, field_, frame)
+            _start_drivers(engine, pilots, frame)
             for car in cars:
                 car.racing, car.why = not car.failed, car.why if car.failed else ''
                 if car.failed:
                     event.retire(car.name, car.why)
                     _park(engine, car, park)
         held = state.flag == LIGHTS or frame.step < regrid
-        field_.update(engine.planar_states()[:, 3])
-        table = metrics.progress_table(names).tolist()
-        for k, car in enumerate(cars):
-            if not car.racing:
-                continue
-            if held:  # the start signal: the car stands on its slot until the lights go out
-                engine.drive(car.name, 0.0, 0.0)
-                continue
-            seen = Seen(frame.states[car.name], car.scan, field_, tuple(table[k]))
-            try:
-                steer, speed = car.driver.act(seen)
-            except DriverError as exc:
-                car.why, car.failed = str(exc), True
+        if held:  # the start signal: the cars stand on their slots until the lights go out
+            for car in cars:
+                if car.racing:
+                    engine.drive(car.name, 0.0, 0.0)
+        else:
+            commands, failed = pilots.act(frame.states, engine.planar_states()[:, 3])
+            for car in failed:
                 event.retire(car.name, car.why)
                 _park(engine, car, park)
-                continue
-            problem = engine.drive(car.name, speed, steer)
-            line_ = problem and refused.admit(f'{car.name}: ignoring drive command ({problem})')
-            if line_:
-                print(line_, file=sys.stderr, flush=True)
+            for command in commands:
+                name = command.pilot.name
+                problem = engine.drive(name, command.speed, command.steering)
+                line_ = problem and refused.admit(f'{name}: ignoring drive command ({problem})')
+                if line_:
+                    print(line_, file=sys.stderr, flush=True)
         frame = engine.advance()
-        _take_scans(cars, frame)
+        pilots.take_scans(frame.sensors)
         _count(frame, result)
         if sink is not None:
             sink.write(frame)
@@ -325,23 +296,10 @@ def _race(engine: Engine, scenario: Scenario, track: Track, max_time_s: float,
     return result
 
 
-def _start_drivers(engine: Engine, cars: list[_Car], field_: Field, frame: Frame) -> None:
-    """Each driver from where its car stands (a line driver in the lane of its slot), with
-    the car's first scan."""
-    field_.update(engine.planar_states()[:, 3])
-    for index, car in enumerate(cars):
-        car.driver.reset(frame.states[car.name])
-        if isinstance(car.driver, LineDriver):
-            car.driver.start_lane(float(field_.lateral[index]))
-    _take_scans(cars, frame)
-
-
-def _take_scans(cars: list[_Car], frame: Frame) -> None:
-    for car in cars:
-        if car.scan_key is not None:
-            ranges = frame.sensors.get(car.scan_key)
-            if ranges is not None:
-                car.scan = ranges
+def _start_drivers(engine: Engine, pilots: Pilots, frame: Frame) -> None:
+    """Each driver from where its car stands, with the car's first scan."""
+    pilots.start(frame.states, engine.planar_states()[:, 3])
+    pilots.take_scans(frame.sensors)
 
 
 def _count(frame: Frame, result: RaceResult) -> None:
@@ -356,7 +314,7 @@ def _count(frame: Frame, result: RaceResult) -> None:
                 'penalty_s': event.penalty_s, 'detail': event.detail})
 
 
-def _park_the_out(engine: Engine, cars: Mapping[str, _Car], rows: tuple[ResultRow, ...],
+def _park_the_out(engine: Engine, cars: Mapping[str, Pilot], rows: tuple[ResultRow, ...],
                   park: tuple[float, float], retire_after_s: float) -> None:
     """Park every car the event has just retired or disqualified, saying why."""
     for row in rows:
@@ -367,16 +325,16 @@ def _park_the_out(engine: Engine, cars: Mapping[str, _Car], rows: tuple[ResultRo
             _park(engine, car, park)
 
 
-def _park(engine: Engine, car: _Car, park: tuple[float, float]) -> None:
-    """Take ``car`` off the track, at rest, ``PARK_SPACING`` apart from the others there;
-    its race record stays."""
+def _park(engine: Engine, car: Pilot, bounds: tuple[float, float]) -> None:
+    """Take ``car`` off the track, at rest (``drivers.pilots.parking_spot`` beyond the
+    track's upper ``bounds``); its race record stays."""
     car.racing = False
     engine.drive(car.name, 0.0, 0.0)
-    slot = engine.names.index(car.name)
-    engine.place([Placement(car.name, (park[0] + PARK_SPACING * slot, park[1], 0.0), 0.0)])
+    spot = parking_spot(*bounds, engine.names.index(car.name))
+    engine.place([Placement(car.name, spot, 0.0)])
 
 
-def _classified(state: EventState, cars: Mapping[str, _Car]) -> list[RacedCar]:
+def _classified(state: EventState, cars: Mapping[str, Pilot]) -> list[RacedCar]:
     """The event's classification (its current results where the time limit stopped it),
     with each car's driver and why it left the race."""
     rows = state.classification if state.finished else state.results

@@ -4,14 +4,11 @@ domain and private ports, and a probe node living in this process."""
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import os
-import random
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +18,7 @@ from typing import Any
 import yaml
 
 from arsim_core.protocol.client import BackendClient
+from arsim_launch.domains import take_domain
 
 _DOMAIN_LOCKS: list[int] = []  # open lock files: each holds one DDS domain for this process
 _DRIVERS: list[subprocess.Popen] = []  # started by driver_process, not stopped yet
@@ -29,26 +27,11 @@ _PR_SET_PDEATHSIG = 1
 
 
 def allocate_domain() -> int:
-    """A ROS_DOMAIN_ID no other process on this machine is using through this harness.
-
-    Simulations that shared a domain would hear each other's commands; a lock file per domain,
-    held until this process exits, keeps concurrent test runs apart.
-    """
-    folder = Path(tempfile.gettempdir()) / 'arsim-domains'
-    folder.mkdir(exist_ok=True)
-    candidates = list(range(1, 200))
-    random.Random(os.getpid() ^ time.monotonic_ns()).shuffle(candidates)
-    for domain in candidates:
-        fd = os.open(folder / f'{domain}.lock', os.O_CREAT | os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        _DOMAIN_LOCKS.append(fd)
-        return domain
-    msg = 'no free ROS domain id between 1 and 199'
-    raise RuntimeError(msg)
+    """A ROS_DOMAIN_ID no other process on this machine is using through this harness or a
+    league (``arsim_launch.domains``), held until this process exits."""
+    domain, fd = take_domain()
+    _DOMAIN_LOCKS.append(fd)
+    return domain
 
 
 def free_port() -> int:

@@ -1,5 +1,6 @@
 """``arsim-race``: races between drivers of the zoo and Gym policies, in process and without
-ROS (docs/race-control.md, "The driver zoo" and "Leagues"). Errors print one line and exit
+ROS, and leagues that may hold ROS stacks too, whose events then run on the ROS graph
+(docs/race-control.md, "The driver zoo" and "Leagues"). Errors print one line and exit
 with status 1 (2 for a bad spec or scenario).
 
 ``arsim-race run SCENARIO --laps N [-o OUT]``: one race of the scenario's cars, each driven
@@ -99,15 +100,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _league(args: argparse.Namespace) -> int:
-    from arsim_core.league.run import run_league
+    from arsim_core.league.run import run_event, run_league
     from arsim_core.league.spec import load_league
+    from arsim_launch.league_ros import run_ros_event
     from arsim_launch.race_clips import race_clips
 
     found = resources()
     spec = load_league(args.spec, found)
     out = args.out or args.spec.resolve().parent / f'{args.spec.stem}_results'
     result = run_league(spec, out.resolve(), found, args.workers or os.cpu_count() or 1,
-                        args.ray, clips=race_clips)
+                        args.ray, clips=race_clips,
+                        runner=run_ros_event if spec.over_ros else run_event)
     for row in result.ratings:
         print(f'{row.name:<16} rating {row.ordinal:7.2f}  (mu {row.mu:.2f}, '
               f'sigma {row.sigma:.2f}, {row.events} events)')

@@ -73,14 +73,28 @@ def test_the_ratings_follow_the_results() -> None:
     assert rate(['a', 'b'], [], 'bradley_terry')[0].mu == pytest.approx(25.0)
 
 
+def test_a_ros_stack_entry_is_a_car_without_a_driver(tmp_path: Path, repo_root: Path) -> None:
+    spec = tmp_path / 'league.yaml'
+    spec.write_text(SPEC.replace("driver: 'league_policies:gap'",
+                                 "launch: 'my_stack --scan {scan_topic} --drive {drive_topic}'"))
+    league = load_league(spec, repo_root)
+    assert league.over_ros
+    assert league.stacks == (('mine', 'my_stack --scan {scan_topic} --drive {drive_topic}'),)
+    assert [e.driver for e in league.entries] == ['novice', 'racer', '']
+
+
 @pytest.mark.parametrize(('change', 'message'), [
     (('laps: 1', 'laps: 0'), r"league.yaml:2: laps: expected an integer >= 1, got 0"),
     (('name: Test league', 'name: Test league\nrounds: 3'),
      r"league.yaml:2: rounds: unknown key, expected one of: description, entries, "),
     (('driver: novice', 'driver: speedy'),
      r"league.yaml:6: entries\[0\].driver: unknown driver 'speedy'"),
-    (("driver: 'league_policies:gap'", "launch: 'ros2 launch my_stack race.launch.py'"),
-     r"league.yaml:8: entries\[2\].launch: ROS stacks by launch command are not supported "),
+    (("driver: 'league_policies:gap'", "launch: 'ros2 launch my_stack x.py s:={scan}'"),
+     r"league.yaml:8: entries\[2\].launch: unknown field\(s\) \['scan'\] in "),
+    (("driver: 'league_policies:gap'", "launch: 'ros2 launch \"my_stack'"),
+     r"league.yaml:8: entries\[2\].launch: expected a command line, got "),
+    (("driver: 'league_policies:gap'", "driver: club, launch: 'my_stack'"),
+     r"league.yaml:8: entries\[2\].driver: an entry is a ROS stack \(launch\) or a driver, "),
     (('{name: fast, driver: racer}', '{name: slow, driver: racer}'),
      r"league.yaml:7: entries\[1\].name: duplicate entry name 'slow'"),
     (('arsim_ring_1_5', 'no_such_track'),

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
+import yaml
 
 from arsim_core.config.race_event import RACE, STANDING, EventSettings, SessionSpec
 from arsim_core.config.scenario import Scenario
@@ -139,6 +140,19 @@ class RaceResult:
                 else str(self.classification_file),
                 'clips': [str(path) for path in self.clips]}
 
+    @classmethod
+    def from_classification(cls, path: Path, track: str, drivers: Mapping[str, str],
+                            why: Mapping[str, str]) -> RaceResult:
+        """The result of a race run elsewhere (on the ROS graph) from the classification it
+        wrote (``write_classification``): each car with its driver and why it left."""
+        document = yaml.safe_load(path.read_text(encoding='utf-8'))
+        rows = document['classification'] if document['finished'] else \
+            document['current']['results']
+        cars = [RacedCar(ResultRow(**row), drivers[row['car']], why.get(row['car'], ''))
+                for row in rows]
+        return cls(track, None, cars, finished=bool(document['finished']),
+                   classification_file=path)
+
     def table(self) -> str:
         """The classification as plain text."""
         lines = [f'{"Pos":>3}  {"Car":<12} {"Driver":<16} {"Laps":>4} {"Time":>9} '
@@ -150,6 +164,21 @@ class RaceResult:
             lines.append(f'{row.position:>3}  {row.car:<12} {car.driver:<16} {row.laps:>4} '
                          f'{when:>9} {row.penalty_s:>5g}  {row.status}{why}')
         return '\n'.join(lines)
+
+
+def slowest_lap_s(scenario: Scenario, track: Track) -> float:
+    """A lap of ``track`` at ``SLOWEST_SHARE`` of the slowest car's top speed [s]."""
+    slowest = SLOWEST_SHARE * min(c.profile.vehicle.params.longitudinal.max_speed
+                                  for c in scenario.cars)
+    return closed_length(np.asarray(track.centerline, np.float64)) / slowest
+
+
+def race_session_keys(laps: int, cool_down_s: float) -> dict[str, Any]:
+    """``race_session``'s event (a standing start, the grid in the cars' order) as the keys
+    of a scenario's ``race.event``, for a race run elsewhere (on the ROS graph)."""
+    return {'retire_after_s': RETIRE_AFTER_S, 'sessions': [
+        {'kind': RACE, 'laps': laps, 'start': STANDING, 'lights': START_LIGHTS,
+         'light_interval_s': LIGHT_INTERVAL_S, 'cool_down_s': cool_down_s}]}
 
 
 def race_session(cars: Sequence[str], laps: int, start: str = STANDING,
@@ -181,9 +210,7 @@ def run_race(scenario: Scenario, track: Track, laps: int | None = None, *,
     if track.centerline is None:
         msg = f'{track.source}: a race needs a track with a centerline'
         raise ConfigError(msg)
-    slowest = SLOWEST_SHARE * min(c.profile.vehicle.params.longitudinal.max_speed
-                                  for c in scenario.cars)
-    lap_s = closed_length(np.asarray(track.centerline, np.float64)) / slowest
+    lap_s = slowest_lap_s(scenario, track)
     event = scenario.race.event
     if laps is not None or event is None:
         laps = 1 if laps is None else laps

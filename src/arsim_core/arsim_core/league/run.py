@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arsim_core.config.scenario import load_scenario
-from arsim_core.league.race import ClipsFactory, run_race
+from arsim_core.league.race import ClipsFactory, RaceResult, run_race
 from arsim_core.league.ratings import Rating, rate
 from arsim_core.league.report import write_results
 from arsim_core.league.spec import LeagueSpec, event_overrides
@@ -40,6 +40,7 @@ class EventJob:
     overrides: Mapping[str, Any]
     resources: str
     out: str | None = None  # the event's folder: its classification and clips
+    stacks: tuple[tuple[str, str], ...] = ()  # each ROS stack's car and launch command
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -62,12 +63,23 @@ def jobs_of(spec: LeagueSpec, resources: Path, out: Path | None = None) -> list[
             folder = None if out is None else str(out / 'events' / f'{index}_{Path(track).name}')
             jobs.append(EventJob(index, track, e, spec.seed + index, spec.laps, spec.max_time_s,
                                  str(spec.scenario), event_overrides(spec, track, index),
-                                 str(resources), folder))
+                                 str(resources), folder, spec.stacks))
     return jobs
 
 
+#: Races one event (``EventJob.to_json``) and gives its results as plain values: ``run_event``
+#: in process, or a face's runner on the ROS graph where the league has ROS stacks.
+EventRunner = Callable[[Mapping[str, Any], ClipsFactory | None], dict[str, Any]]
+
+
+def event_result(spec: EventJob, result: RaceResult) -> dict[str, Any]:
+    """An event's results as plain values: which event it was and how its race went."""
+    return {'index': spec.index, 'event': spec.event, 'track_source': spec.track,
+            'seed': spec.seed, **result.to_dict()}
+
+
 def run_event(job: Mapping[str, Any], clips: ClipsFactory | None = None) -> dict[str, Any]:
-    """Race one event (``EventJob.to_json``); its results as plain values."""
+    """Race one event (``EventJob.to_json``) in process; its results as plain values."""
     spec = EventJob(**job)
     resources = Path(spec.resources)
     scenario = load_scenario(spec.scenario, resources,
@@ -75,23 +87,23 @@ def run_event(job: Mapping[str, Any], clips: ClipsFactory | None = None) -> dict
     track = load_track(spec.track, resources / 'maps')
     result = run_race(scenario, track, spec.laps, seed=spec.seed, max_time_s=spec.max_time_s,
                       out=None if spec.out is None else Path(spec.out), clips=clips)
-    return {'index': spec.index, 'event': spec.event, 'track_source': spec.track,
-            'seed': spec.seed, **result.to_dict()}
+    return event_result(spec, result)
 
 
 def run_league(spec: LeagueSpec, out: Path, resources: Path, workers: int = 1,
                ray_address: str | None = None,
                report: Callable[[str], None] = print,
-               clips: ClipsFactory | None = None) -> LeagueResult:
-    """Run every event of ``spec``, rate the entries and write the results into ``out``
-    (each event's classification and clips into its folder there)."""
+               clips: ClipsFactory | None = None,
+               runner: EventRunner = run_event) -> LeagueResult:
+    """Run every event of ``spec`` through ``runner``, rate the entries and write the
+    results into ``out`` (each event's classification and clips into its folder there)."""
     jobs = jobs_of(spec, resources, out)
 
     def arguments(job: EventJob) -> tuple[Any, ...]:
         return job.to_json(), clips
 
-    outcomes = on_ray(jobs, ray_address, run_event, arguments) if ray_address else \
-        in_processes(jobs, max(1, min(workers, len(jobs))), run_event, arguments)
+    outcomes = on_ray(jobs, ray_address, runner, arguments) if ray_address else \
+        in_processes(jobs, max(1, min(workers, len(jobs))), runner, arguments)
     events, failed = [], []
     for job, result, error in outcomes:
         if result is None:

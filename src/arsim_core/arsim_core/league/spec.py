@@ -7,10 +7,12 @@ line and key.
 
 from __future__ import annotations
 
+import shlex
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from arsim_core.config.drivers import load_driver
+from arsim_core.config.drivers import NO_DRIVER, load_driver
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ArsimError
 from arsim_core.league.ratings import RATING_MODELS
@@ -22,14 +24,20 @@ KEYS = ('name', 'description', 'scenario', 'profile', 'entries', 'tracks', 'even
 ENTRY_KEYS = ('name', 'driver', 'launch', 'profile')
 
 
+#: What a ROS stack's ``launch`` command may name: its car and the car's topics.
+LAUNCH_FIELDS = ('car', 'drive_topic', 'scan_topic', 'odom_topic')
+
+
 @dataclass(frozen=True)
 class Entry:
     """One competitor: a car named ``name`` with its ``driver`` (a zoo name or a Gym policy)
-    and its car ``profile`` (the league's when empty)."""
+    or, for a ROS stack, the command that ``launch``es it, and its car ``profile`` (the
+    league's when empty)."""
 
     name: str
     driver: str
     profile: str = ''
+    launch: str = ''
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,16 @@ class LeagueSpec:
     seed: int
     max_time_s: float | None
     rating_model: str
+
+    @property
+    def over_ros(self) -> bool:
+        """Whether an entry is a ROS stack, so every event runs on the ROS graph."""
+        return any(entry.launch for entry in self.entries)
+
+    @property
+    def stacks(self) -> tuple[tuple[str, str], ...]:
+        """Each ROS stack's car and launch command."""
+        return tuple((entry.name, entry.launch) for entry in self.entries if entry.launch)
 
 
 def load_league(path: str | Path, resources: Path) -> LeagueSpec:
@@ -110,12 +128,33 @@ def _entries(root: Section, profile: str) -> tuple[Entry, ...]:
                        'name')
         if any(e.name == name for e in entries):
             entry.fail(f'duplicate entry name {name!r}', 'name')
+        profile = entry.string('profile', '')
         if entry.has('launch'):
-            entry.fail('ROS stacks by launch command are not supported yet: race a Gym policy '
-                       '(driver: package.module:callable) or a zoo driver', 'launch')
-        entries.append(Entry(name, load_driver(entry, 'driver', None),
-                             entry.string('profile', '')))
+            if entry.has('driver'):
+                entry.fail('an entry is a ROS stack (launch) or a driver, not both', 'driver')
+            entries.append(Entry(name, NO_DRIVER, profile, _launch(entry)))
+        else:
+            entries.append(Entry(name, load_driver(entry, 'driver', None), profile))
     return tuple(entries)
+
+
+def _launch(entry: Section) -> str:
+    """A ROS stack's command: a program and its arguments, split as a shell would (never
+    run by one), in which ``{car}``, ``{drive_topic}``, ``{scan_topic}`` and ``{odom_topic}``
+    stand for its car and the car's topics."""
+    command = entry.string('launch')
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(command) if name is not None}
+        words = shlex.split(command)
+    except ValueError as exc:
+        entry.fail(f'expected a command line, got {command!r}: {exc}', 'launch')
+    unknown = sorted(fields - set(LAUNCH_FIELDS))
+    if unknown:
+        entry.fail(f'unknown field(s) {unknown} in {command!r}; a command may name '
+                   f'{", ".join("{" + f + "}" for f in LAUNCH_FIELDS)}', 'launch')
+    if not words:
+        entry.fail('expected a command that starts the stack, got nothing', 'launch')
+    return command
 
 
 def _tracks(root: Section, spec: Path, resources: Path) -> tuple[str, ...]:

@@ -46,6 +46,12 @@ def test_a_league_with_a_ros_stack_gives_a_rating_table(tmp_path: Path) -> None:
         assert cars['club']['status'] == 'finished', event
         written = yaml.safe_load(Path(event['classification_file']).read_text())
         assert written['finished'] is True
+    # the stack ignores the start lights: each event's rulings, read from the classification
+    # the bridge wrote, hold its jump start, and the page lists them
+    for event in data['events']:
+        assert any(incident['car'] == 'stack' and incident['rule'] == 'jump_start'
+                   for incident in event['incidents']), event['incidents']
+    assert 'jump_start' in (out / 'index.html').read_text()
     # from the front of the grid (event 0) the stack drives its lap to the flag
     first = {car['name']: car for car in data['events'][0]['classification']}
     assert first['stack']['status'] == 'finished' and first['stack']['laps'] == 1, first

@@ -57,6 +57,7 @@ from arsim_core.engine import (
 from arsim_core.engine.lockstep import PING_PERIOD_S
 from arsim_core.engine.pacing import Pacing
 from arsim_core.engine.race_event import EventState, results_table, write_classification
+from arsim_core.engine.stewards import Ruling
 from arsim_core.errors import ArsimError
 from arsim_core.protocol import framing
 from arsim_core.protocol.messages import UpdateReply
@@ -136,6 +137,7 @@ class Bridge(CountingNode):
                                    log=lambda line: self.log('info', line))
         self._quiet_until: dict[tuple[str, int, str], float] = {}  # throttled log lines
         self._drive_pubs: dict[str, Publisher] = {}  # the built-in drivers' drive topics
+        self.incidents: list[dict[str, Any]] = []  # the stewards' rulings, for the classification
         self.report_published(0)
 
     # --- ROS callbacks ----------------------------------------------------------------------
@@ -234,6 +236,8 @@ class Bridge(CountingNode):
         world_frame = self.scenario.topic_map.world_frame
         for event in judgement.events:
             self.event_pub.publish(sim_event(event, time_ns, world_frame))
+            if isinstance(event, Ruling):
+                self.incidents.append(event.record(time_ns * 1e-9))
         if self.clips is not None and judgement.events:
             self.clips.events(time_ns, judgement.events)
         for placement in judgement.placements:
@@ -275,7 +279,7 @@ class Bridge(CountingNode):
             settings, self.scenario.recording.directory)
         if path is not None:
             try:
-                write_classification(state, path)
+                write_classification(state, path, self.incidents)
             except OSError as exc:
                 self.log('error', f'cannot write the classification to {path}: {exc}')
             else:

@@ -580,9 +580,11 @@ def results_table(rows: Sequence[ResultRow]) -> str:
                      .rstrip() for line in lines)
 
 
-def write_classification(state: EventState, path: str | Path) -> Path:
-    """The event's final classification and every session's results as YAML at ``path``
-    (written whole, then moved into place, so a reader never sees half a file)."""
+def write_classification(state: EventState, path: str | Path,
+                         incidents: Sequence[Mapping[str, Any]] = ()) -> Path:
+    """The event's final classification, every session's results and the stewards'
+    ``incidents`` (``Ruling.record``) as YAML at ``path`` (written whole, then moved into
+    place, so a reader never sees half a file)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     document = state.to_dict()
@@ -590,7 +592,8 @@ def write_classification(state: EventState, path: str | Path) -> Path:
                 'classification': document['classification'],
                 'sessions': document['sessions'],
                 'current': {key: document[key] for key in (
-                    'session', 'kind', 'flag', 'session_time_s', 'results')}}
+                    'session', 'kind', 'flag', 'session_time_s', 'results')},
+                'incidents': [dict(incident) for incident in incidents]}
     staged = target.with_name(f'.{target.name}.tmp')
     staged.write_text(yaml.safe_dump(document, sort_keys=False), encoding='utf-8')
     staged.replace(target)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,12 @@ class Ruling(Event):
     rule: str = ''
     verdict: str = NO_ACTION
     penalty_s: float = 0.0
+
+    def record(self, time_s: float) -> dict[str, Any]:
+        """The ruling as plain values, as the race reports list it, given when it fell."""
+        return {'time_s': round(time_s, 3), 'car': self.car, 'other': self.other,
+                'rule': self.rule, 'verdict': self.verdict, 'penalty_s': self.penalty_s,
+                'detail': self.detail}
 
 
 @dataclass

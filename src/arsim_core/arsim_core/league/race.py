@@ -151,7 +151,7 @@ class RaceResult:
         cars = [RacedCar(ResultRow(**row), drivers[row['car']], why.get(row['car'], ''))
                 for row in rows]
         return cls(track, None, cars, finished=bool(document['finished']),
-                   classification_file=path)
+                   incidents=list(document.get('incidents', [])), classification_file=path)
 
     def table(self) -> str:
         """The classification as plain text."""
@@ -241,7 +241,8 @@ def run_race(scenario: Scenario, track: Track, laps: int | None = None, *,
     result.clips = written
     path = out / CLASSIFICATION_FILE if out is not None else event.classification_file
     if path is not None and engine.event is not None:
-        result.classification_file = write_classification(engine.event.state, path)
+        result.classification_file = write_classification(engine.event.state, path,
+                                                           result.incidents)
     result.wall_s = time.monotonic() - started
     return result
 
@@ -335,10 +336,7 @@ def _count(frame: Frame, result: RaceResult) -> None:
         if event.kind == COLLISION and event.car < event.other:
             result.collisions += 1
         if event.kind == RULING and isinstance(event, Ruling):
-            result.incidents.append({
-                'time_s': round(frame.time_ns * 1e-9, 3), 'car': event.car,
-                'other': event.other, 'rule': event.rule, 'verdict': event.verdict,
-                'penalty_s': event.penalty_s, 'detail': event.detail})
+            result.incidents.append(event.record(frame.time_ns * 1e-9))
 
 
 def _park_the_out(engine: Engine, cars: Mapping[str, Pilot], rows: tuple[ResultRow, ...],

@@ -30,6 +30,7 @@ from arsim_core.errors import ConfigError, ProtocolError
 from arsim_core.geometry import Footprint
 from arsim_core.labels import BARRIER, CAR, NONE, REFLECTIVITY, ROAD
 from arsim_core.protocol import wire
+from arsim_core.protocol.weather import CLEAR, Weather
 from arsim_core.track import load_track, track_mesh
 
 SCAN = {'type': 'lidar2d', 'position': [0.27, 0, 0.11], 'rate_hz': 40.0, 'beams': 1080,
@@ -323,3 +324,23 @@ def test_a_batch_of_scans_with_effects_has_the_bits_of_single_scans(ring_worlds)
     for a, b in zip(batched, single, strict=True):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+def test_a_batch_in_fog_and_rain_has_the_bits_of_single_scans(ring_worlds) -> None:
+    """The weather's echoes, dropout and spray come after the effects, from each sensor's own
+    draws, in a batch as in its own scan."""
+    fast, _, ego, rival = ring_worlds
+    poses = {'ego': ego, 'rival': rival}
+    fast.weather = Weather(fog_visibility_m=30.0, rain_rate_mm_h=20.0)
+    try:
+        batched = render_scans(fast, poses, [Lidar2D.from_wire('ego', HOKUYO, 3),
+                                             Lidar2D.from_wire('rival', HOKUYO, 4)], batch=True)
+        single = render_scans(fast, poses, [Lidar2D.from_wire('ego', HOKUYO, 3),
+                                            Lidar2D.from_wire('rival', HOKUYO, 4)])
+    finally:
+        fast.weather = CLEAR
+    for a, b in zip(batched, single, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    clear = render_scans(fast, poses, [Lidar2D.from_wire('ego', HOKUYO, 3)])
+    assert not np.array_equal(clear[0][0], single[0][0])  # the weather changed the scan

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core._jit import NUMBA_WANTED, cached_njit
+from arsim_core.backend import lidar_effects
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
@@ -134,7 +135,7 @@ class _Runtime:
         self.intersect = _intersect(self.lib, self.width)
         _define_call(numba)
         self.kernel = _compile(self.width)
-        self._scans: dict[bool, tuple[Any, Any, Any]] = {}
+        self._scans: dict[bool, tuple[Any, Any, Any, Any]] = {}
         # Compile (about a second each) or load from numba's cache now, not in the middle of
         # the first frame.
         empty = np.empty((0, 3), np.float32)
@@ -143,19 +144,21 @@ class _Runtime:
         if _SCAN_WANTED:
             self.scanner(parallel=False)
 
-    def scanner(self, parallel: bool) -> tuple[Any, Any, Any]:
-        """The kernels ``rays``, ``scan`` and ``scan_many`` of ``_compile_scan``, the scans
-        serial or over numba's threads; ``scan_many`` compiles on its first call."""
+    def scanner(self, parallel: bool) -> tuple[Any, Any, Any, Any]:
+        """The kernels ``rays``, ``scan``, ``scan_many`` and ``scan_measured`` of
+        ``_compile_scan``, the scans serial or over numba's threads; ``scan_many`` and
+        ``scan_measured`` compile on their first call."""
         kernels = self._scans.get(parallel)
         if kernels is None:
-            rays, scan, scan_many = _compile_scan(self._numba, self.width, parallel)
+            rays, scan, scan_many, scan_measured = _compile_scan(self._numba, self.width,
+                                                                 parallel)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
             if not parallel:  # ``rays`` is taken from the serial pair
                 rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
             floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
             scan(self.intersect, 0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats,
                  0.0, floats, floats, floats, labels, floats, floats, floats.copy(), 1)
-            kernels = self._scans[parallel] = (rays, scan, scan_many)
+            kernels = self._scans[parallel] = (rays, scan, scan_many, scan_measured)
         return kernels
 
 
@@ -360,9 +363,10 @@ def _compile(width: int) -> Any:
     return cast
 
 
-def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any]:
+def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
-    the world, and ``scan``, pose to measured ranges in one call.
+    the world, ``scan``, pose to measured ranges in one call, ``scan_many``, several
+    sensors' scans, and ``scan_measured``, a scan with the LiDAR effects.
 
     ``rays(pose, mount, local, origin, directions)`` writes the sensor's origin (3,) and the
     world directions (n, 3) of its ``local`` ones (3, n), float64, where ``pose`` is the car's
@@ -570,7 +574,40 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
                   box_label[boxed], box_cosine[boxed], ranges[i], intensity[shone],
                   run * packets // runs, (run + 1) * packets // runs)
 
-    return rays, scan, scan_many
+    @_compiled(width, parallel, parallel=parallel)
+    def scan_measured(intersect: int, scene: int, pose: np.ndarray, mount: np.ndarray,
+                      local: np.ndarray, labels: np.ndarray, max_distance: float,
+                      gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
+                      box_cosine: np.ndarray, settings: np.ndarray, row_spacing: np.ndarray,
+                      key: np.uint64, noisy: bool, normals: np.ndarray, percent: np.ndarray,
+                      dropout: float, draws: np.ndarray, ideal: np.ndarray,
+                      strength: np.ndarray, label: np.ndarray, ranges: np.ndarray,
+                      intensity: np.ndarray, reflectivity: np.ndarray, returned: np.ndarray,
+                      chunks: int) -> None:
+        """``scan`` to the ideal ranges and signals (into ``ideal`` and ``strength``), then
+        ``lidar_effects.measure`` on them as one row (``label`` their labels, ``settings``,
+        ``row_spacing``, ``key``, ``noisy``, ``normals`` and ``percent`` its arguments) into
+        ``ranges``, ``intensity``, ``reflectivity`` and ``returned``, then the dropout: NaN
+        with zero intensity and reflectivity where ``draws`` (empty: none) fall below
+        ``dropout`` in float32. What ``lidar.RangeModel.measure_signal`` does after a scan,
+        in the same order and arithmetic, with no Python between."""
+        n = ranges.shape[0]
+        scan(intersect, scene, pose, mount, local, labels, max_distance, 0.0, np.inf, 0.0,
+             ideal[:0], 0.0, ideal[:0], gain, box_distance, box_label, box_cosine, ideal,
+             strength, chunks)
+        lidar_effects.measure(ideal.reshape((1, n)), strength.reshape((1, n)),
+                              label.reshape((1, n)), settings, row_spacing, key, noisy,
+                              normals, percent, ranges.reshape((1, n)),
+                              intensity.reshape((1, n)), reflectivity.reshape((1, n)),
+                              returned.reshape((1, n)))
+        drop = np.float32(dropout)
+        for i in range(draws.shape[0]):
+            if draws[i] < drop:
+                ranges[i] = nan
+                intensity[i] = zero
+                reflectivity[i] = 0
+
+    return rays, scan, scan_many, scan_measured
 
 
 _RUNTIME: _Runtime | None = None
@@ -728,6 +765,14 @@ class EmbreePacketRaycaster:
         (see the module docstring)."""
         return self._bound(1, threads)
 
+    def measured_scanner(self, threads: int = 1) -> Callable[..., None]:
+        """``scan_measured`` of ``_compile_scan`` on this scene, a scan with the LiDAR
+        effects: ``measured_scanner(threads)(pose, mount, local, labels, max_distance, gain,
+        box_distance, box_label, box_cosine, settings, row_spacing, key, noisy, normals,
+        percent, dropout, draws, ideal, strength, label, ranges, intensity, reflectivity,
+        returned, threads)``."""
+        return self._bound(3, threads)
+
     def batch_scanner(self, threads: int = 1) -> Callable[..., None]:
         """``scan_many`` of ``_compile_scan`` on this scene: ``batch_scanner(threads)(poses,
         mounts, local, labels, settings, noise, draws, gain, box_distance, box_label,
@@ -735,8 +780,9 @@ class EmbreePacketRaycaster:
         return self._bound(2, threads)
 
     def _bound(self, kernel: int, threads: int) -> Callable[..., None]:
-        """Kernel ``kernel`` of ``_Runtime.scanner`` (1: scan, 2: scan_many), serial or over
-        threads, bound to this scene once: a scan is too short to make a partial each time."""
+        """Kernel ``kernel`` of ``_Runtime.scanner`` (1: scan, 2: scan_many, 3: scan_measured),
+        serial or over threads, bound to this scene once: a scan is too short to make a
+        partial each time."""
         key = (kernel, threads > 1)
         bound = self._scanners.get(key)
         if bound is None:

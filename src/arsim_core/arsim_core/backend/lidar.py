@@ -21,12 +21,13 @@ from arsim_core.backend import lidar_effects, sweep
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_scan
 from arsim_core.backend.hits import Hits, nearer
-from arsim_core.backend.lidar_weather import weathered
+from arsim_core.backend.lidar_weather import changes_scans, weathered
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
 from arsim_core.backend.target import Board
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import Pose, rotation_matrix
 from arsim_core.labels import NONE, reflectivity_table
+from arsim_core.protocol.weather import Weather
 
 # intensity = INTENSITY_SCALE * reflectivity * |cos(incidence)| / max(range, 1 m)^2: a signal
 # photon count like Ouster's, falling with distance and grazing angle (the LiDAR equation of
@@ -72,6 +73,9 @@ class RangeModel:
     extinction_per_m: float = 0.0
     column_spacing: float = 0.0
     row_spacing: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # the last settings of ``effect_inputs`` and their array
+    _settings: tuple[tuple[float, ...], np.ndarray] = field(
+        default=((), np.zeros(0)), init=False, repr=False, compare=False)
 
     @classmethod
     def from_wire(cls, spec: Mapping[str, Any], seed: int, column_spacing: float = 0.0,
@@ -150,6 +154,25 @@ class RangeModel:
                        returns.reflectivity.reshape(shape),
                        None if returns.label is None else returns.label.reshape(shape))
 
+    def effect_inputs(self) -> tuple[np.uint64, bool, np.ndarray]:
+        """What ``lidar_effects.measure`` takes of this model for one scan: the scan's key
+        (drawn now where the edges or the noise need one, else 0), whether ranges get noise,
+        and the settings (one array, made again only when a setting has changed)."""
+        noisy = self.noise_std > 0.0 or self.noise_per_m > 0.0
+        key = np.uint64(self.rng.integers(1 << 32)) if self.beam_divergence > 0.0 or noisy \
+            else np.uint64(0)
+        values = (self.noise_std, self.noise_per_m, self.range_min, self.range_max,
+                  self.beam_divergence, self.column_spacing, self.extinction_per_m,
+                  self.detection_range)
+        if values != self._settings[0]:
+            settings = np.array((self.noise_std, self.noise_per_m, np.float32(self.range_min),
+                                 np.float32(self.range_max), self.beam_divergence,
+                                 self.column_spacing, self.extinction_per_m,
+                                 lidar_effects.detection_signal(self.detection_range)))
+            settings.flags.writeable = False
+            self._settings = (values, settings)
+        return key, noisy, self._settings[1]
+
     def measure_signal(self, distance: np.ndarray, strength: np.ndarray,
                        label: np.ndarray | None = None) -> Returns:
         """``lidar_effects.measure`` on ideal ranges (inf: a miss) and signals, float32 of one
@@ -162,13 +185,7 @@ class RangeModel:
         strength = strength.reshape(grid)
         label = np.zeros(grid, np.uint8) if label is None else label.reshape(grid)
         rows = self._rows(grid[0])
-        noisy = self.noise_std > 0.0 or self.noise_per_m > 0.0
-        key = np.uint64(self.rng.integers(1 << 32)) if self.beam_divergence > 0.0 or noisy \
-            else np.uint64(0)
-        settings = np.array((self.noise_std, self.noise_per_m, np.float32(self.range_min),
-                             np.float32(self.range_max), self.beam_divergence,
-                             self.column_spacing, self.extinction_per_m,
-                             lidar_effects.detection_signal(self.detection_range)))
+        key, noisy, settings = self.effect_inputs()
         if sweep.ENABLED:
             ranges = np.empty(grid, np.float32)
             intensity = np.empty(grid, np.float32)
@@ -260,14 +277,18 @@ class Lidar2D:
         ranges = np.empty(beams, np.float32)
         intensity = np.empty(beams, np.float32) if self.with_intensity or effects else _NONE
         threads = self.threads
-        if effects:
-            track.scanner(threads)(pose, frame.mount, frame.local, layer.labels,
-                                   model.range_max, 0.0, np.inf, 0.0, _NONE, 0.0, _NONE,
-                                   _INTENSITY_GAIN, *boxes, ranges, intensity, threads)
-            returns = model.measure_signal(ranges, intensity)
-            assert returns.label is not None  # the weather reads only the returns' labels
-            returns = weathered(world.weather, model, Hits(ranges, returns.label, intensity),
-                                returns)
+        if effects:  # RangeModel.measure_signal's draws and arithmetic, in the same call
+            key, noisy, settings = model.effect_inputs()
+            draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
+            ideal, strength = np.empty(beams, np.float32), np.empty(beams, np.float32)
+            reflectivity, returned = np.empty(beams, np.uint16), np.empty(beams, np.uint8)
+            track.measured_scanner(threads)(
+                pose, frame.mount, frame.local, layer.labels, model.range_max, _INTENSITY_GAIN,
+                *boxes, settings, model._rows(1), key, noisy, lidar_effects.NORMALS,
+                _REFLECTIVITY_PERCENT, model.dropout, draws, ideal, strength, frame.no_labels,
+                ranges, intensity, reflectivity, returned, threads)
+            returns = weathered(world.weather, model, Hits(ideal, returned, strength),
+                                Returns(ranges, intensity, reflectivity, returned))
             return self._rendered(time_ns, returns.ranges, returns.intensity)
         track.scanner(threads)(pose, frame.mount, frame.local, layer.labels, model.range_max,
                                model.range_min, model.range_max, model.noise_std, noise,
@@ -395,14 +416,48 @@ class Lidar2DBatch:
         track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
                                      self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
                                      ranges, intensity, threads)
-        for i, (model, measured) in enumerate(zip(models, effects, strict=True)):
-            if measured:
-                returns = model.measure_signal(ranges[i], intensity[i])
-                assert returns.label is not None  # the weather reads only the labels
-                returns = weathered(world.weather, model,
-                                    Hits(ranges[i], returns.label, intensity[i]), returns)
-                ranges[i], intensity[i] = returns.ranges, returns.intensity
+        measured = [i for i, on in enumerate(effects) if on]
+        if measured:
+            self._measure(world.weather, measured, ranges, intensity)
         return ranges, intensity if self.with_intensity else None
+
+    def _measure(self, weather: Weather, rows: list[int], ranges: np.ndarray,
+                 intensity: np.ndarray) -> None:
+        """The LiDAR effects of the sensors ``rows`` on their ideal ranges and signals, in
+        place, in one compiled call: each one's ``RangeModel.measure_signal`` (its draws in
+        its order: the scan's key, then the dropout) and its weather."""
+        n, beams = ranges.shape
+        keys, noisy = np.zeros(n, np.uint64), np.zeros(n, np.bool_)
+        settings, dropout = np.zeros((n, lidar_effects.THRESHOLD + 1)), np.zeros(n)
+        models = self.models
+        for i in rows:
+            keys[i], noisy[i], settings[i] = models[i].effect_inputs()
+            dropout[i] = models[i].dropout
+        draws = _NONE_ROWS
+        if dropout.any():
+            draws = np.zeros((n, beams), np.float32)
+            for i in rows:
+                if dropout[i] > 0.0:
+                    draws[i] = models[i].rng.random(beams, np.float32)
+        measured = np.empty((n, beams), np.float32), np.empty((n, beams), np.float32)
+        reflectivity, returned = np.empty((n, beams), np.uint16), np.empty((n, beams), np.uint8)
+        lidar_effects.measure_rows(ranges, intensity, self.no_labels, settings, keys, noisy,
+                                   _NO_ROWS, lidar_effects.NORMALS, _REFLECTIVITY_PERCENT,
+                                   dropout, draws, np.asarray(rows, np.intp), *measured,
+                                   reflectivity, returned)
+        if not changes_scans(weather):
+            ranges[rows], intensity[rows] = measured[0][rows], measured[1][rows]
+            return
+        for i in rows:
+            returns = weathered(weather, models[i], Hits(ranges[i], returned[i], intensity[i]),
+                                Returns(measured[0][i], measured[1][i], reflectivity[i],
+                                        returned[i]))
+            ranges[i], intensity[i] = returns.ranges, returns.intensity
+
+    @cached_property
+    def no_labels(self) -> np.ndarray:
+        """The labels the sensors' effects take: none (zeros), as ``measure_signal``'s."""
+        return np.zeros((len(self.sensors), self.beams), np.uint8)
 
 
 @dataclass(frozen=True)
@@ -415,10 +470,16 @@ class _ScanFrame:
     local: np.ndarray
     beams: int
 
+    @cached_property
+    def no_labels(self) -> np.ndarray:
+        """The labels a 2D scan's effects take: none (zeros), as ``measure_signal``'s."""
+        return np.zeros(self.beams, np.uint8)
+
 
 _NONE = np.empty(0, np.float32)  # no noise or dropout draws
 _NO_HITS = (_NONE, np.empty(0, np.uint8), _NONE)  # no other cars
 _NONE_ROWS = np.empty((1, 0), np.float32)  # no sensor of a batch draws noise or dropout
+_NO_ROWS = np.zeros(0)  # the row spacing of a 2D scan: it has one row
 _NO_BOX_ROWS = (_NONE_ROWS, np.empty((1, 0), np.uint8), _NONE_ROWS)  # no sensor sees a car
 
 

@@ -239,6 +239,30 @@ def measure(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
             reflectivity[i, j] = percent[own]
 
 
+@kernel
+def measure_rows(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
+                 settings: np.ndarray, keys: np.ndarray, noisy: np.ndarray,
+                 row_spacing: np.ndarray, normals: np.ndarray, percent: np.ndarray,
+                 dropout: np.ndarray, draws: np.ndarray, rows: np.ndarray, ranges: np.ndarray,
+                 intensity: np.ndarray, reflectivity: np.ndarray, returned: np.ndarray) -> None:
+    """``measure`` of each of ``rows`` of (sensors, beams) arrays as a scan of its own
+    (a batch of 2D scanners: rows never mix), row i with ``settings[i]``, ``keys[i]`` and
+    ``noisy[i]``, then its dropout: NaN with zero intensity and reflectivity where
+    ``draws[i]`` fall below ``dropout[i]`` in float32 (``draws`` (1, 0): none)."""
+    beams = distance.shape[1]
+    for i in rows:
+        measure(distance[i:i + 1], strength[i:i + 1], label[i:i + 1], settings[i],
+                row_spacing, keys[i], noisy[i], normals, percent, ranges[i:i + 1],
+                intensity[i:i + 1], reflectivity[i:i + 1], returned[i:i + 1])
+        if draws.shape[1] == beams:
+            drop = np.float32(dropout[i])
+            for j in range(beams):
+                if draws[i, j] < drop:
+                    ranges[i, j] = np.float32(np.nan)
+                    intensity[i, j] = np.float32(0.0)
+                    reflectivity[i, j] = 0
+
+
 def measure_numpy(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
                   settings: np.ndarray, row_spacing: np.ndarray, key: np.uint64, noisy: bool,
                   normals: np.ndarray, percent: np.ndarray

@@ -116,13 +116,18 @@ def spray_probability(weather: Weather) -> float:
     return min(SPRAY_PER_MM_H * weather.rain_rate_mm_h, SPRAY_MAX)
 
 
+def changes_scans(weather: Weather) -> bool:
+    """Whether ``weathered`` changes anything in this weather (fog or rain)."""
+    return weather.fog_visibility_m > 0.0 or weather.rain_rate_mm_h > 0.0
+
+
 def weathered(weather: Weather, model: RangeModel, hits: Hits, returns: Measured) -> Measured:
     """``returns`` of ``hits`` (any shape) with fog echoes, rain dropout and spray, changed
     in place where they can be; the labels of echoes and spray are NONE."""
+    if not changes_scans(weather):
+        return returns
     fog = weather.fog_visibility_m > 0.0
     rain = weather.rain_rate_mm_h > 0.0
-    if not (fog or rain):
-        return returns
     rng = model.rng
     ranges, intensity, reflectivity = returns.ranges, returns.intensity, returns.reflectivity
     label = np.array(hits.label if returns.label is None else returns.label, np.uint8)

@@ -22,8 +22,8 @@ try:
 except embree.EmbreeUnavailableError as exc:
     print(json.dumps({'unavailable': str(exc)}))
     raise SystemExit(0)
-rays, scan, _ = runtime.scanner(parallel=False)
-kernels = {'cast': runtime.kernel, 'rays': rays, 'scan': scan}
+rays, scan, _, measured = runtime.scanner(parallel=False)
+kernels = {'cast': runtime.kernel, 'rays': rays, 'scan': scan, 'scan_measured': measured}
 print(json.dumps({name: [len(kernel.stats.cache_hits), len(kernel.stats.cache_misses)]
                   for name, kernel in kernels.items()}))
 '''

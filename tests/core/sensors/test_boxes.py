@@ -255,6 +255,24 @@ def test_origins_cycle_over_the_rays() -> None:
         layer.cast(origins[:3], directions[:10], 50.0)
 
 
+def test_a_layer_without_one_box_hits_as_one_built_without_it() -> None:
+    """Every car's sensors share one layer of all the cars, each skipping its own car's box:
+    the very hits of a layer of the others alone."""
+    rng = np.random.default_rng(5)
+    boxes = _random_boxes(rng, tilted=True)
+    starts, directions = _random_rays(rng, boxes, 400, 1, np.float32)
+    every = BoxLayer(boxes)
+    hit_any = False
+    for skipped in range(len(boxes)):
+        shared = every.without(skipped).cast(starts, directions, 100.0)
+        alone = BoxLayer([box for k, box in enumerate(boxes) if k != skipped]).cast(
+            starts, directions, 100.0)
+        for field in ('distance', 'label', 'cosine'):
+            np.testing.assert_array_equal(getattr(shared, field), getattr(alone, field))
+        hit_any = hit_any or bool(np.any(alone.label == CAR))
+    assert hit_any
+
+
 def test_no_boxes_miss_everything() -> None:
     rng = np.random.default_rng(3)
     directions = rng.normal(size=(50, 3))
@@ -282,7 +300,7 @@ def test_python_kernels_equal_the_compiled_ones(origins: int) -> None:
     results = []
     for kernel in (cast_boxes, python_function(cast_boxes)):
         out = (np.empty(300, np.float32), np.empty(300, np.uint8), np.empty(300, np.float32))
-        kernel(frames, starts.reshape(-1), directions.reshape(-1), 100.0, *out)
+        kernel(frames, -1, starts.reshape(-1), directions.reshape(-1), 100.0, *out)
         results.append(out)
     (distance, label, cosine), (py_distance, py_label, py_cosine) = results
     assert np.sum(label == CAR) > 50

@@ -61,14 +61,14 @@ def box_frames(boxes: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def cast_boxes(frames: np.ndarray, origins: np.ndarray, directions: np.ndarray,
+def cast_boxes(frames: np.ndarray, skip: int, origins: np.ndarray, directions: np.ndarray,
                max_distance: float, distance: np.ndarray, label: np.ndarray,
                cosine: np.ndarray) -> None:
-    """First hit of each ray on the boxes of ``frames`` (``box_frames``) within
-    ``max_distance``, written in place: ``distance`` (float32, inf on a miss), ``label`` (CAR,
-    or NONE on a miss) and |cos| of incidence (float32, 0 on a miss). ``origins`` (m, 3) and
-    ``directions`` (n, 3) come flattened (flat arrays let numba vectorise the loops); ray i
-    starts at origin i % m."""
+    """First hit of each ray on the boxes of ``frames`` (``box_frames``) but box ``skip``
+    (-1: none) within ``max_distance``, written in place: ``distance`` (float32, inf on a
+    miss), ``label`` (CAR, or NONE on a miss) and |cos| of incidence (float32, 0 on a miss).
+    ``origins`` (m, 3) and ``directions`` (n, 3) come flattened (flat arrays let numba
+    vectorise the loops); ray i starts at origin i % m."""
     n = distance.shape[0]
     m = origins.shape[0] // 3
     k = frames.shape[0]
@@ -111,6 +111,8 @@ def cast_boxes(frames: np.ndarray, origins: np.ndarray, directions: np.ndarray,
         for i in range(n):
             mask[i] = 0
         for g in range(count):
+            if first + g == skip:  # never a candidate: its bit stays 0
+                continue
             bit = np.uint32(1) << np.uint32(g)
             box = (first + g) * m
             if m == 1:
@@ -182,12 +184,21 @@ def cast_boxes(frames: np.ndarray, origins: np.ndarray, directions: np.ndarray,
 
 class BoxLayer:
     """The boxes of cars (footprint, pose x, y, z, roll, pitch, yaw, as ``World.others``
-    gives them), cast like ``scene.Layer``: hits are labelled CAR, misses NONE."""
+    gives them), cast like ``scene.Layer``: hits are labelled CAR, misses NONE. Box ``skip``
+    (-1: none) is left out, so every car's sensors can share one layer of all the cars, each
+    without its own (``without``)."""
 
-    def __init__(self, boxes: Sequence[tuple[Footprint, Pose]]) -> None:
+    def __init__(self, boxes: Sequence[tuple[Footprint, Pose]], skip: int = -1) -> None:
         raw = np.array([(f.length, f.width, f.height, *pose) for f, pose in boxes],
                        np.float64).reshape(-1, 9)
         self.frames = box_frames(raw)
+        self.skip = skip
+
+    def without(self, box: int) -> BoxLayer:
+        """These boxes but ``box`` (-1: all of them), sharing their frames."""
+        layer = BoxLayer.__new__(BoxLayer)
+        layer.frames, layer.skip = self.frames, box
+        return layer
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float) -> Hits:
         """What each ray hits among the boxes; ``origins`` (m, 3) cycled over the n unit
@@ -199,7 +210,7 @@ class BoxLayer:
         distance = np.empty(n, np.float32)
         label = np.empty(n, np.uint8)
         cosine = np.empty(n, np.float32)
-        cast_boxes(self.frames, origins.reshape(-1), directions.reshape(-1),
+        cast_boxes(self.frames, self.skip, origins.reshape(-1), directions.reshape(-1),
                    float(max_distance), distance, label, cosine)
         return Hits(distance, label, cosine)
 

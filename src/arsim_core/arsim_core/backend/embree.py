@@ -146,8 +146,8 @@ class _Runtime:
 
     def scanner(self, parallel: bool) -> tuple[Any, Any, Any, Any]:
         """The kernels ``rays``, ``scan``, ``scan_many`` and ``scan_measured`` of
-        ``_compile_scan``, the scans serial or over numba's threads; ``scan_many`` and
-        ``scan_measured`` compile on their first call."""
+        ``_compile_scan``, the scans serial or over numba's threads; ``scan_many`` compiles
+        on its first call."""
         kernels = self._scans.get(parallel)
         if kernels is None:
             rays, scan, scan_many, scan_measured = _compile_scan(self._numba, self.width,
@@ -158,6 +158,13 @@ class _Runtime:
             floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
             scan(self.intersect, 0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats,
                  0.0, floats, floats, floats, labels, floats, floats, floats.copy(), 1)
+            settings = np.zeros(lidar_effects.THRESHOLD + 1)
+            settings.flags.writeable = False  # as ``RangeModel.effect_inputs`` hands it over
+            scan_measured(self.intersect, 0, pose, mount, local, labels, 1.0, floats, floats,
+                          labels[:0], floats, settings, np.zeros(0), np.uint64(0), False,
+                          lidar_effects.NORMALS, np.zeros(1, np.uint16), 0.0, floats, floats,
+                          floats, labels[:0], floats, floats, np.zeros(0, np.uint16),
+                          labels[:0], 1)
             kernels = self._scans[parallel] = (rays, scan, scan_many, scan_measured)
         return kernels
 

@@ -67,7 +67,8 @@ class World:
         self.board: Board | None = None  # a calibration board, for the cameras and 3D LiDARs
         self.weather: Weather = CLEAR  # and the light it falls in (docs/scenes.md)
         self.appearance: Appearance = DEFAULT_APPEARANCE
-        self._obstacles: dict[tuple[int, str], BoxLayer | None] = {}
+        # per frame key: one layer of every visible car's box, and each car's row in it
+        self._obstacles: dict[int, tuple[BoxLayer, dict[str, int]]] = {}
 
     def set_cars(self, footprints: Mapping[str, Footprint], visible: bool = True) -> None:
         """The cars that other cars' sensors can see; a car without a footprint is invisible."""
@@ -93,12 +94,19 @@ class World:
         frame time), so all sensors of a car share one build per frame."""
         if not self.cars_visible or len(self.footprints) < 2:
             return None
-        cache_key = (key, observer)
-        if cache_key not in self._obstacles:
+        cars = self._obstacles.get(key)
+        if cars is None:
             if len(self._obstacles) > 64:
                 self._obstacles.clear()
-            self._obstacles[cache_key] = self.boxes(self.others(observer, poses))
-        return self._obstacles[cache_key]
+            shown = [car for car in poses if car in self.footprints]
+            cars = self._obstacles[key] = (
+                BoxLayer([(self.footprints[car], poses[car]) for car in shown]),
+                {car: row for row, car in enumerate(shown)})
+        layer, rows = cars
+        row = rows.get(observer, -1)
+        if len(rows) - (row >= 0) == 0:
+            return None
+        return layer.without(row)
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float,
              obstacles: BoxLayer | None = None) -> Hits:

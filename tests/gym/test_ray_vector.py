@@ -19,10 +19,12 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 from raylock import one_ray_cluster
 
+from arsim_gym import RAY_RACE_ID
 from arsim_gym.vector import RaceVectorEnv
 
 ray = pytest.importorskip('ray')
@@ -176,8 +178,11 @@ def test_nan_and_out_of_range_actions_are_ignored_with_the_same_warnings(
 
 
 def test_close_ends_the_actors(local_ray: None) -> None:
-    # reserving no CPU: the pair's actors may hold both of this Ray's
-    env = RayRaceVectorEnv(2, num_actors=1, actor_cpus=0, track='arsim_ring', num_cars=1)
+    # reserving no CPU: the pair's actors may hold both of this Ray's; made as a user moving
+    # their training onto Ray makes it, by the registered id
+    env = gymnasium.make_vec(RAY_RACE_ID, num_envs=2, num_actors=1, actor_cpus=0,
+                             track='arsim_ring', num_cars=1)
+    assert isinstance(env, RayRaceVectorEnv) and env.num_envs == 2
     actors = list(env.actors)
     env.reset(seed=0)
     env.close()

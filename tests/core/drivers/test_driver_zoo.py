@@ -143,3 +143,25 @@ def test_a_driver_without_racecraft_does_not_defend(repo_root: Path,
     for _ in range(10):
         driver.act(Seen(state, None, field, (0.0, 0.0, 0.0, 0.0)))
     assert driver._defending == 0.0 and abs(driver._aim) < 1e-9
+
+
+def test_follow_the_gap_backs_out_of_a_wall_it_stands_against(make_scenario: MakeScenario,
+                                                              repo_root: Path) -> None:
+    """Nosed into a wall, the gap it sees too narrow to drive into: after a second standing
+    still it reverses, steering the other way, then drives on."""
+    line = RacingLine.of(load_track('arsim_ring', repo_root / 'maps'))
+    car = make_scenario(cars=('a',)).cars[0]
+    driver = build_driver(car, 'follow_the_gap', line, 0, 0.025)
+    assert driver.scan is not None
+    wall = np.full(driver.scan.beams, 0.15, np.float32)  # a wall all round, 15 cm away
+    wall[: driver.scan.beams // 3] = 3.0  # some room on the right
+    driver.reset(CarState(0.0, 0.0, 0.0))
+    seen = Seen(CarState(0.0, 0.0, 0.0), wall, None, (0.0, 0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    commands = [driver.act(seen) for _ in range(80)]  # two seconds at 40 Hz
+    reversing = [k for k, (_, speed) in enumerate(commands) if speed < 0.0]
+    assert reversing and 39 <= reversing[0] <= 42, reversing  # after a second still
+    steer_forward = commands[reversing[0] - 1][0]
+    assert all(np.sign(commands[k][0]) == -np.sign(steer_forward) or steer_forward == 0.0
+               for k in reversing[:5])
+    assert len(reversing) <= 33  # 0.8 s of backing out, then forward again
+    assert commands[-1][1] >= 0.0

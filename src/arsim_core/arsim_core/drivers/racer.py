@@ -26,7 +26,7 @@ Lateral moves off the line and back are rate-limited to ``LATERAL_RATE`` of the 
 per second and kept a margin and a half inside the track's edges, and a driver never moves
 over onto a car alongside it (within ``CLEARANCE``): it holds the lane it aimed at (its
 offset from the centerline) instead. A driver stuck against a wall or a car (asked to drive,
-standing still for ``STUCK_S``) backs out for ``REVERSE_S``, steering the other way.
+standing still for a second) backs out, steering the other way (``drivers.unstick``).
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from arsim_core.config.sensors import Lidar2DSpec
 from arsim_core.drivers.field import Field
 from arsim_core.drivers.lines import RacingLine
 from arsim_core.drivers.seen import Seen
+from arsim_core.drivers.unstick import STOPPED, Unstick
 from arsim_core.engine.state import CarState
 from arsim_core.policies import GRAVITY, PurePursuit
 
 PASS_REACH_S = 1.0  # look this far ahead for a car to pass [s of travel]
 CLOSING_MIN = 0.03  # held up: kept this much below the own pace [share of top speed]
 HELD_S = 1.0  # pass a car that has held it up this long
-STOPPED = 0.3  # a car slower than this has stopped [m/s]
 PASS_GIVE_UP_S = 6.0
 DEFEND_CURVATURE = 0.05  # a bend worth defending: curvature times wheelbase
 DEFEND_SHARE = 0.6
@@ -54,9 +54,6 @@ LATERAL_RATE = 2.0  # widths per second
 MARGIN = 0.5  # of the car's width: to the car ahead when stopped, and to the track's edges
 CLEARANCE = 1.0  # of the car's width, kept to a car alongside (a yawed car is wider, and a
                  # car moving across overshoots its lane)
-STUCK_S = 1.0
-REVERSE_S = 0.8
-REVERSE_SHARE = 0.05  # of the top speed, backing out
 HEADWAY_S = 0.3  # the least time gap to the car ahead: it may stop dead (a contact)
 
 
@@ -97,15 +94,14 @@ class LineDriver:
         self._defending = 0.0  # the side defended (+1 left, -1 right), 0: none
         self._pace = 0.0  # the line's speed here, at this driver's pace, last frame
         self._aim = 0.0  # the lateral offset it aimed at last frame [m left of the centerline]
-        self._stuck_s = 0.0  # how long it has stood still, asked to drive
         self._held_s, self._held_by = 0.0, -1  # how long which car ahead has held it up
-        self._reversing = 0.0  # how long it still backs out
+        self.unstick = Unstick(period_s, self.top_speed)
 
     def reset(self, state: CarState) -> None:
         """A new race from ``state``: start in the lane the car stands in."""
         self.pursuit.reset(state.pose)
         self._passing, self._passing_s, self._defending = -1, 0.0, 0.0
-        self._stuck_s = self._reversing = 0.0
+        self.unstick.reset()
         self._held_s, self._held_by = 0.0, -1
         self.pursuit.offset = 0.0
         self._pace = 0.0
@@ -155,19 +151,7 @@ class LineDriver:
             speed = min(speed, cap)
         else:
             self._held_s = 0.0
-        return self._unstick(steer, speed, state.vx)
-
-    def _unstick(self, steer: float, speed: float, vx: float) -> tuple[float, float]:
-        """Back out of a wall or a car it is stuck against: asked to drive but standing
-        still for ``STUCK_S``, it reverses for ``REVERSE_S`` steering the other way."""
-        if self._reversing > 0.0:
-            self._reversing -= self.period_s
-            return -steer, -REVERSE_SHARE * self.top_speed
-        stuck = speed > STOPPED and abs(vx) < STOPPED
-        self._stuck_s = self._stuck_s + self.period_s if stuck else 0.0
-        if self._stuck_s > STUCK_S:
-            self._stuck_s, self._reversing = 0.0, REVERSE_S
-        return steer, speed
+        return self.unstick.command(steer, speed, state.vx, speed > STOPPED)
 
     def _line_lateral(self, speed: float) -> float:
         """Where the line lies, left of the centerline, one lookahead ahead of the car: where

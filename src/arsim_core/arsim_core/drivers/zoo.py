@@ -33,6 +33,7 @@ from arsim_core.drivers.gym_policy import GymPolicy
 from arsim_core.drivers.lines import RacingLine
 from arsim_core.drivers.racer import LineDriver, Skill
 from arsim_core.drivers.seen import Driver, Seen
+from arsim_core.drivers.unstick import Unstick
 from arsim_core.engine.state import CarState
 from arsim_core.errors import ConfigError
 from arsim_core.policies import FollowTheGap, PurePursuit, autopilot
@@ -48,19 +49,24 @@ assert set(SKILLS) | {FOLLOW_THE_GAP} == set(ZOO_NAMES)
 
 
 class GapDriver:
-    """``FollowTheGap`` on the car's first 2D LiDAR, at the autopilot's share of top speed."""
+    """``FollowTheGap`` on the car's first 2D LiDAR, at the autopilot's share of top speed;
+    standing still for a second (nosed into a wall, where the gap it sees is too narrow to
+    drive into), it backs out (``drivers.unstick``)."""
 
-    def __init__(self, car: CarSpec) -> None:
+    def __init__(self, car: CarSpec, period_s: float) -> None:
         spec, self.policy = autopilot(car)
         self.scan: Lidar2DSpec | None = spec
+        self.unstick = Unstick(period_s, car.profile.vehicle.params.longitudinal.max_speed)
 
     def reset(self, state: CarState) -> None:
-        """Nothing to reset: it reacts to each scan alone."""
+        """It reacts to each scan alone: only its backing out starts afresh."""
+        self.unstick.reset()
 
     def act(self, seen: Seen) -> tuple[float, float]:
         if seen.scan is None:
             return 0.0, 0.0
-        return self.policy.act(seen.scan)
+        steer, speed = self.policy.act(seen.scan)
+        return self.unstick.command(steer, speed, seen.state.vx, True)
 
 
 def build_driver(car: CarSpec, driver: str, line: RacingLine, index: int,
@@ -75,7 +81,7 @@ def build_driver(car: CarSpec, driver: str, line: RacingLine, index: int,
             raise ConfigError(msg)
         return GymPolicy(driver, scan)
     if driver == FOLLOW_THE_GAP:
-        return GapDriver(car)
+        return GapDriver(car, period_s)
     skill = SKILLS.get(driver)
     if skill is None:
         msg = f'car {car.name!r}: unknown driver {driver!r}; expected one of {list(ZOO_NAMES)}'

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from arsim_core.config.drivers import (
     CLUB,
     EXPERT,
@@ -65,8 +67,13 @@ class GapDriver:
     def act(self, seen: Seen) -> tuple[float, float]:
         if seen.scan is None:
             return 0.0, 0.0
-        steer, speed = self.policy.act(seen.scan)
-        return self.unstick.command(steer, speed, seen.state.vx, True)
+        return self.drive(seen.scan, seen.state.vx)
+
+    def drive(self, ranges: np.ndarray, vx: float) -> tuple[float, float]:
+        """Steering and speed from a scan's ``ranges`` and the car's speed ``vx`` [m/s] (all
+        it needs: the autopilot node drives it so on ROS)."""
+        steer, speed = self.policy.act(ranges)
+        return self.unstick.command(steer, speed, vx, True)
 
 
 def build_driver(car: CarSpec, driver: str, line: RacingLine, index: int,

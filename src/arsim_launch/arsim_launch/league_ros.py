@@ -61,11 +61,10 @@ def stack_command(command: str, car: CarSpec) -> tuple[str, ...]:
     return tuple(shlex.split(command.format_map(fields)))
 
 
-def event_overrides(spec: EventJob, out: Path, scenario: Scenario) -> dict[str, Any]:
-    """The keys the event's simulation replaces in the base scenario."""
-    track = load_track(spec.track, Path(spec.resources) / 'maps')
-    cool_down = slowest_lap_s(scenario, track)
-    event = {**race_session_keys(spec.laps, cool_down),
+def event_overrides(spec: EventJob, out: Path, lap_s: float) -> dict[str, Any]:
+    """The keys the event's simulation replaces in the base scenario (``lap_s``: the
+    slowest lap, the cool-down after the flag)."""
+    event = {**race_session_keys(spec.laps, lap_s),
              'classification_file': str(out / CLASSIFICATION_FILE)}
     return {**spec.overrides, 'simulation': {'seed': spec.seed},
             'race': {'event': event, 'clips': {'directory': str(out / CLIPS_FOLDER)}}}
@@ -84,20 +83,21 @@ def run_ros_event(job: Mapping[str, Any], clips: ClipsFactory | None = None
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     resources = Path(spec.resources)
-    base = load_scenario(spec.scenario, resources, spec.overrides)
-    scenario, overrides = load_run(spec.scenario, resources, event_overrides(spec, out, base))
+    lap_s = slowest_lap_s(load_scenario(spec.scenario, resources, spec.overrides),
+                          load_track(spec.track, resources / 'maps'))
+    scenario, overrides = load_run(spec.scenario, resources, event_overrides(spec, out, lap_s))
     validate(scenario)
     processes = generate_nodes(scenario, Path(spec.scenario), overrides)
     for name, command in spec.stacks:
         processes.append(NodeSpec('', name, f'stack_{name}', ros=False,
                                   command=stack_command(command, scenario.car(name))))
-    lap_s = slowest_lap_s(scenario, load_track(spec.track, resources / 'maps'))
     budget_s = spec.max_time_s or 60.0 + (spec.laps + 1) * lap_s
+    classification = out / CLASSIFICATION_FILE
+    classification.unlink(missing_ok=True)  # an earlier run's: the event would end at once
     started = time.monotonic()
     with reserved_domain() as domain:
         env, _ = discovery_environment(scenario.ros_discovery, os.environ)
         env = {**env, 'ROS_DOMAIN_ID': str(domain)}
-        classification = out / CLASSIFICATION_FILE
         ended = _race(processes, env, scenario, classification,
                       START_WALL_S + WALL_PER_SIM_S * budget_s)
     if not classification.is_file():

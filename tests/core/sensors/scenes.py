@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ from arsim_core import labels
 from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.raycast_embreex import EmbreeRaycaster
 from arsim_core.backend.raycast_numpy import NumpyRaycaster
+from arsim_core.backend.scene import World
+from arsim_core.geometry import Footprint
+from arsim_core.track import Track, track_mesh
 
 HALF = 5.0  # the room spans [-HALF, HALF] in x and y
 HEIGHT = 2.0  # wall height [m]
@@ -106,3 +110,30 @@ def embreex_caster(vertices: np.ndarray, triangles: np.ndarray) -> EmbreeRaycast
 
 #: Every ray caster, by name, for tests that hold them to the same answers.
 CASTERS = {'embree-packets': embree_packets, 'embreex': embreex_caster, 'numpy': NumpyRaycaster}
+
+
+class OtherCaster:
+    """Embree packets behind another class: a World of these takes ``Lidar2D.render``'s
+    generic NumPy path, with the same scene and so the same hits as the compiled scan."""
+
+    def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
+        self._packets = EmbreePacketRaycaster(vertices, triangles)
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray,
+             max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._packets.cast(origins, directions, max_distance)
+
+
+def packet_and_generic_worlds(track: Track, cars: Mapping[str, Footprint]
+                              ) -> tuple[World, World]:
+    """``track`` cast by Embree packets (the compiled scan) and by ``OtherCaster`` (the
+    generic path), both with ``cars``; the test is skipped where packets are unavailable."""
+    mesh = track_mesh(track)
+    try:
+        fast = World(mesh.vertices, mesh.triangles, mesh.labels, factory=EmbreePacketRaycaster)
+    except EmbreeUnavailableError as exc:
+        pytest.skip(f'Embree packets unavailable: {exc}')
+    generic = World(mesh.vertices, mesh.triangles, mesh.labels, factory=OtherCaster)
+    for world in (fast, generic):
+        world.set_cars(cars)
+    return fast, generic

@@ -8,13 +8,12 @@ the wire, and bad values name file, line and key."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
+from scenes import packet_and_generic_worlds
 
 from arsim_core.backend import lidar_effects, sweep
-from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.hits import Hits
 from arsim_core.backend.lidar import INTENSITY_SCALE, Lidar2D, Lidar2DBatch, RangeModel
 from arsim_core.backend.outputs import Context
@@ -26,12 +25,12 @@ from arsim_core.config.sensors import (
     LIDAR3D_BEAM_DIVERGENCE,
     LIDAR_NOISE_PER_M,
 )
-from arsim_core.errors import ConfigError, ProtocolError
+from arsim_core.errors import ProtocolError
 from arsim_core.geometry import Footprint
 from arsim_core.labels import BARRIER, CAR, NONE, REFLECTIVITY, ROAD
 from arsim_core.protocol import wire
 from arsim_core.protocol.weather import CLEAR, Weather
-from arsim_core.track import load_track, track_mesh
+from arsim_core.track import load_track
 
 SCAN = {'type': 'lidar2d', 'position': [0.27, 0, 0.11], 'rate_hz': 40.0, 'beams': 1080,
         'fov_rad': 4.7, 'range_max': 30.0}
@@ -214,16 +213,11 @@ def test_profile_keys_default_on_and_turn_off_at_zero(write_profile) -> None:
     ('scan', 'beam_divergence', 0.2, 'expected a number in [0, 0.1]'),
     ('lidar', 'beam_divergence', 'wide', 'expected a number'),
 ])
-def test_bad_values_name_file_line_and_key(write_profile, sensor: str, key: str, value: object,
-                                           expected: str) -> None:
+def test_bad_values_name_file_line_and_key(refused_sensor, sensor: str, key: str,
+                                           value: object, expected: str) -> None:
     sensors = {'scan': dict(SCAN), 'lidar': dict(LIDAR)}
     sensors[sensor][key] = value
-    path = write_profile(sensors)
-    with pytest.raises(ConfigError) as error:
-        load_profile(path)
-    message = str(error.value)
-    assert re.match(rf'{re.escape(str(path))}:\d+: Sensors\.{sensor}\.{key}: ', message), message
-    assert expected in message
+    refused_sensor(sensors, sensor, key, expected)
 
 
 @pytest.mark.parametrize('key', ['noise_per_m', 'detection_range', 'beam_divergence'])
@@ -248,29 +242,11 @@ HOKUYO = {'name': 'scan', 'type': 'lidar2d', 'rate_hz': 40.0,
           'beam_divergence': 0.0086}
 
 
-class GenericCaster:
-    """Embree packets behind another class: ``Lidar2D.render`` takes its ray-by-ray path."""
-
-    def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
-        self._packets = EmbreePacketRaycaster(vertices, triangles)
-
-    def cast(self, origins: np.ndarray, directions: np.ndarray,
-             max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self._packets.cast(origins, directions, max_distance)
-
-
 @pytest.fixture(scope='module')
 def ring_worlds(repo_root) -> tuple[World, World, list[float], list[float]]:
     ring = load_track('arsim_ring', repo_root / 'maps')
-    mesh = track_mesh(ring)
-    try:
-        fast = World(mesh.vertices, mesh.triangles, mesh.labels, factory=EmbreePacketRaycaster)
-    except EmbreeUnavailableError as exc:
-        pytest.skip(f'Embree packets unavailable: {exc}')
-    generic = World(mesh.vertices, mesh.triangles, mesh.labels, factory=GenericCaster)
     footprint = Footprint(0.58, 0.31, 0.2)
-    for world in (fast, generic):
-        world.set_cars({'ego': footprint, 'rival': footprint})
+    fast, generic = packet_and_generic_worlds(ring, {'ego': footprint, 'rival': footprint})
     x, y, yaw = ring.start_pose
     ego = [float(x), float(y), 0.0, 0.0, 0.0, float(yaw)]
     rival = [float(x) + 2.0 * math.cos(yaw), float(y) + 2.0 * math.sin(yaw), 0.0, 0.0, 0.0,

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from scenes import packet_and_generic_worlds
 
-from arsim_core.backend.embree import EmbreePacketRaycaster, EmbreeUnavailableError
 from arsim_core.backend.lidar import Lidar2D, sensor_rays
 from arsim_core.backend.outputs import Context
 from arsim_core.backend.raycast_embreex import EmbreeRaycaster
@@ -31,18 +31,6 @@ CARS = {'ego': CAR, 'rival': CAR, 'third': CAR}
 TIMES = itertools.count(1_000_000, 1_000_000)
 
 
-class OtherCaster:
-    """Embree packets behind another class: a World of these takes ``Lidar2D.render``'s
-    generic NumPy path, with the same scene and so the same hits."""
-
-    def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
-        self._packets = EmbreePacketRaycaster(vertices, triangles)
-
-    def cast(self, origins: np.ndarray, directions: np.ndarray,
-             max_distance: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self._packets.cast(origins, directions, max_distance)
-
-
 @pytest.fixture(scope='module')
 def ring(repo_root) -> Track:
     return load_track('arsim_ring', repo_root / 'maps')
@@ -50,17 +38,8 @@ def ring(repo_root) -> Track:
 
 @pytest.fixture(scope='module')
 def worlds(ring: Track) -> tuple[World, World]:
-    """The ring cast by Embree packets (the compiled scan) and by ``OtherCaster`` (the
-    generic path), both with the cars of CARS."""
-    mesh = track_mesh(ring)
-    try:
-        fast = World(mesh.vertices, mesh.triangles, mesh.labels, factory=EmbreePacketRaycaster)
-    except EmbreeUnavailableError as exc:
-        pytest.skip(f'Embree packets unavailable: {exc}')
-    generic = World(mesh.vertices, mesh.triangles, mesh.labels, factory=OtherCaster)
-    for world in (fast, generic):
-        world.set_cars(CARS)
-    return fast, generic
+    """The ring on the compiled scan and on the generic path, with the cars of CARS."""
+    return packet_and_generic_worlds(ring, CARS)
 
 
 def scan(world: World, poses: dict[str, list[float]], spec: dict | None = None, seed: int = 7,

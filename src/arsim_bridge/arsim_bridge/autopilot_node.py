@@ -29,7 +29,6 @@ from arsim_bridge.common import declare_scenario, run_node
 from arsim_core.config.drivers import FOLLOW_THE_GAP
 from arsim_core.config.race_event import RACE, STANDING
 from arsim_core.drivers.zoo import GapDriver
-from arsim_core.policies import autopilot
 from arsim_msgs.msg import RaceStatus
 
 
@@ -48,8 +47,9 @@ class Autopilot(Node):
         for car in scenario.cars:
             if car.driver != FOLLOW_THE_GAP and (car.driver or scenario.autopilot == 'none'):
                 continue
-            scan, _ = autopilot(car)
-            driver = GapDriver(car, 1.0 / scan.rate_hz)  # acts on every scan
+            driver = GapDriver(car)  # acts on every scan
+            scan = driver.scan
+            assert scan is not None  # its car's first 2D LiDAR (GapDriver refuses one without)
             drive = self.create_publisher(AckermannDriveStamped, car.names.drive_topic,
                                           qos.STREAM)
             topic = car.names.sensor_topics[scan.name]

@@ -104,7 +104,7 @@ def run_ros_event(job: Mapping[str, Any], clips: ClipsFactory | None = None
         msg = f'event {spec.index}: the simulation ended ({ended}) without a classification'
         raise ArsimError(msg)
     drivers = {car.name: car.driver or f'ROS stack ({car.name})' for car in scenario.cars}
-    result = RaceResult.from_classification(classification, scenario.track.name, drivers, {})
+    result = RaceResult.from_classification(classification, scenario.track.name, drivers)
     result.laps = spec.laps
     result.wall_s = time.monotonic() - started
     result.clips = sorted((out / CLIPS_FOLDER).glob('*.mcap'))

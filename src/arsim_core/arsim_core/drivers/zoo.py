@@ -55,10 +55,12 @@ class GapDriver:
     standing still for a second (nosed into a wall, where the gap it sees is too narrow to
     drive into), it backs out (``drivers.unstick``)."""
 
-    def __init__(self, car: CarSpec, period_s: float) -> None:
+    def __init__(self, car: CarSpec, period_s: float | None = None) -> None:
+        """``period_s``: how often it acts (None: on every scan, as the autopilot node)."""
         spec, self.policy = autopilot(car)
         self.scan: Lidar2DSpec | None = spec
-        self.unstick = Unstick(period_s, car.profile.vehicle.params.longitudinal.max_speed)
+        self.unstick = Unstick(period_s or 1.0 / spec.rate_hz,
+                               car.profile.vehicle.params.longitudinal.max_speed)
 
     def reset(self, state: CarState) -> None:
         """It reacts to each scan alone: only its backing out starts afresh."""

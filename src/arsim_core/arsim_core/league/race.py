@@ -141,15 +141,15 @@ class RaceResult:
                 'clips': [str(path) for path in self.clips]}
 
     @classmethod
-    def from_classification(cls, path: Path, track: str, drivers: Mapping[str, str],
-                            why: Mapping[str, str]) -> RaceResult:
+    def from_classification(cls, path: Path, track: str, drivers: Mapping[str, str]
+                            ) -> RaceResult:
         """The result of a race run elsewhere (on the ROS graph) from the classification it
-        wrote (``write_classification``): each car with its driver and why it left."""
+        wrote (``write_classification``): each car with its driver (why a car left is not in
+        the file, only its status)."""
         document = yaml.safe_load(path.read_text(encoding='utf-8'))
         rows = document['classification'] if document['finished'] else \
             document['current']['results']
-        cars = [RacedCar(ResultRow(**row), drivers[row['car']], why.get(row['car'], ''))
-                for row in rows]
+        cars = [RacedCar(ResultRow(**row), drivers[row['car']]) for row in rows]
         return cls(track, None, cars, finished=bool(document['finished']),
                    incidents=list(document.get('incidents', [])), classification_file=path)
 

@@ -108,6 +108,14 @@ def kernel(func: F) -> F:
     return cached_njit(func, error_model='numpy')  # a Dispatcher, called like func
 
 
+def inline_kernel(func: F) -> F:
+    """``kernel``, inlined into the kernels that call it: a small helper called per segment or
+    beam, where a call passing arrays costs more than the helper's work."""
+    if _numba is None:
+        return func
+    return cached_njit(func, error_model='numpy', inline='always')
+
+
 def cached_njit(func: Callable[..., Any], **options: Any) -> Any:
     """``numba.njit(nogil=True, **options)(func)``, cached in this source version's directory
     when there is a writable one. Requires numba."""

@@ -1,5 +1,6 @@
-"""The 2D LiDAR's compiled scan on Embree packets (``EmbreePacketRaycaster.scanner``) gives
-the very bits of the NumPy path that the other ray casters take, on the real arsim_ring track:
+"""The 2D LiDAR's compiled scan on Embree packets (``EmbreePacketRaycaster.scanner``, with
+``plane`` off: test_lidar_plane compares the slice with it) gives the very bits of the NumPy
+path that the other ray casters take, on the real arsim_ring track:
 rotated and tilted cars, turned and tilted mounts, noise and dropout (the same draws in the same
 order), the REP-117 limits, other cars in view and out of it, and two threads."""
 
@@ -47,6 +48,7 @@ def scan(world: World, poses: dict[str, list[float]], spec: dict | None = None, 
     """``renders`` scans of a fresh Lidar2D on car ego (the frames by suffix)."""
     lidar = Lidar2D.from_wire('ego', spec or HOKUYO, seed)
     lidar.threads = threads
+    lidar.plane = False
     out = []
     for _ in range(renders):
         time_ns = next(TIMES)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from arsim_core._jit import NUMBA_WANTED, cached_njit
-from arsim_core.backend import lidar_effects
+from arsim_core.backend import lidar_effects, plane_scan
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
@@ -135,7 +135,7 @@ class _Runtime:
         self.intersect = _intersect(self.lib, self.width)
         _define_call(numba)
         self.kernel = _compile(self.width)
-        self._scans: dict[bool, tuple[Any, Any, Any, Any]] = {}
+        self._scans: dict[tuple[bool, bool], tuple[Any, Any, Any, Any]] = {}
         # Compile (about a second each) or load from numba's cache now, not in the middle of
         # the first frame.
         empty = np.empty((0, 3), np.float32)
@@ -143,29 +143,33 @@ class _Runtime:
                     np.empty(0, np.float32), np.empty(0, np.int32), np.empty(0, np.float32))
         if _SCAN_WANTED:
             self.scanner(parallel=False)
+            self.scanner(parallel=False, plane=True)
 
-    def scanner(self, parallel: bool) -> tuple[Any, Any, Any, Any]:
+    def scanner(self, parallel: bool, plane: bool = False) -> tuple[Any, Any, Any, Any]:
         """The kernels ``rays``, ``scan``, ``scan_many`` and ``scan_measured`` of
-        ``_compile_scan``, the scans serial or over numba's threads; ``scan_many`` compiles
-        on its first call."""
-        kernels = self._scans.get(parallel)
+        ``_compile_scan``, the scans serial or over numba's threads, on Embree's packets or
+        rasterised into a ``PlaneSlice`` (``plane``); ``scan_many`` compiles on its first
+        call."""
+        kernels = self._scans.get((parallel, plane))
         if kernels is None:
             rays, scan, scan_many, scan_measured = _compile_scan(self._numba, self.width,
-                                                                 parallel)
+                                                                 parallel, plane)
+            caster = plane_scan.slice_mesh(np.zeros((0, 3)), np.zeros((0, 3)), 0.0).arrays() \
+                if plane else (self.intersect, 0)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
-            if not parallel:  # ``rays`` is taken from the serial pair
+            if not parallel and not plane:  # ``rays`` is taken from the serial packets
                 rays(pose, mount, local, np.empty(3), np.empty((0, 3)))
             floats, labels = np.empty(0, np.float32), np.zeros(1, np.uint8)
-            scan(self.intersect, 0, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats,
+            scan(caster, pose, mount, local, labels, 1.0, 0.0, 1.0, 0.0, floats,
                  0.0, floats, floats, floats, labels, floats, floats, floats.copy(), 1)
             settings = np.zeros(lidar_effects.THRESHOLD + 1)
             settings.flags.writeable = False  # as ``RangeModel.effect_inputs`` hands it over
-            scan_measured(self.intersect, 0, pose, mount, local, labels, 1.0, floats, floats,
+            scan_measured(caster, pose, mount, local, labels, 1.0, floats, floats,
                           labels[:0], floats, settings, np.zeros(0), np.uint64(0), False,
                           lidar_effects.NORMALS, np.zeros(1, np.uint16), 0.0, floats, floats,
                           floats, labels[:0], floats, floats, np.zeros(0, np.uint16),
                           labels[:0], 1)
-            kernels = self._scans[parallel] = (rays, scan, scan_many, scan_measured)
+            kernels = self._scans[parallel, plane] = (rays, scan, scan_many, scan_measured)
         return kernels
 
 
@@ -370,7 +374,8 @@ def _compile(width: int) -> Any:
     return cast
 
 
-def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any, Any]:
+def _compile_scan(numba: Any, width: int, parallel: bool,
+                  plane: bool = False) -> tuple[Any, Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
     the world, ``scan``, pose to measured ranges in one call, ``scan_many``, several
     sensors' scans, and ``scan_measured``, a scan with the LiDAR effects.
@@ -381,13 +386,13 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
     rotation ``R(pose) @ R_mount`` (``geometry.rotation_matrix``) and the origin ``pose +
     R(pose) @ mount``, term by term, as ``lidar.sensor_rays`` computes them in NumPy.
 
-    ``scan(intersect, scene, pose, mount, local, labels, max_distance, range_min, range_max,
+    ``scan(caster, pose, mount, local, labels, max_distance, range_min, range_max,
     noise_std, noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges,
     intensity, chunks)`` does what ``Lidar2D.render`` does on the generic path, with the same
     arithmetic, so the results are the same bits:
 
-    - the rays of ``rays``, rounded to float32, cast against the track ``scene`` with
-      Embree's ``intersect`` (``_intersect``) within ``max_distance``, hits labelled by
+    - the rays of ``rays``, rounded to float32, cast against the track (``caster``: Embree's
+      ``intersect`` (``_intersect``) and the scene) within ``max_distance``, hits labelled by
       ``labels`` (its last entry for a miss);
     - where the other cars' hits ``box_distance`` (empty if there are none: the caller casts
       them along ``rays``) are strictly nearer, theirs instead (``scene.nearer``);
@@ -401,6 +406,10 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
     Gymnasium environment; 8 % of a scan here). Rays are traced in packets of ``width``; the
     parallel build spreads ``chunks`` runs of packets over numba's threads, the serial one
     ignores ``chunks``.
+
+    With ``plane``, the kernels take a level scanner's ``plane_scan.PlaneSlice`` as their
+    ``caster`` (its ``arrays()``) and rasterise the beams into it instead of tracing packets:
+    the same results within micrometres of range, not the same bits (``plane_scan``).
     """
     new_packet = _packet_setup(width)
     incidence = _incidence(width)
@@ -412,7 +421,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     one, zero = np.float32(1.0), np.float32(0.0)
 
-    @_compiled(width, parallel)
+    @_compiled(width, parallel, plane)
     def sensor_frame(pose: np.ndarray, mount: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The sensor's origin (3,) and rotation (3, 3) in the world, float64."""
         cr, sr = np.cos(pose[3]), np.sin(pose[3])
@@ -433,7 +442,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
                                        + car[row, 2] * mount[2])
         return origin, rotation
 
-    @_compiled(width, parallel)
+    @_compiled(width, parallel, plane)
     def rays(pose: np.ndarray, mount: np.ndarray, local: np.ndarray, origin: np.ndarray,
              directions: np.ndarray) -> None:
         where, rotation = sensor_frame(pose, mount)
@@ -449,19 +458,64 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
             directions[i, 1] = x * r10 + y * r11 + z * r12
             directions[i, 2] = x * r20 + y * r21 + z * r22
 
-    @_compiled(width, parallel)
-    def trace(intersect: int, scene: int, origin: np.ndarray, rotation: np.ndarray,
-              local: np.ndarray, labels: np.ndarray, far: np.float32, range_min: np.float32,
-              range_max: np.float32, noise_std: np.float32, noise: np.ndarray,
-              dropout: np.float32, draws: np.ndarray, gain: np.ndarray,
-              box_distance: np.ndarray, box_label: np.ndarray, box_cosine: np.ndarray,
-              ranges: np.ndarray, intensity: np.ndarray, first: int, last: int) -> None:
-        """Packets first to last (excluded) of the scan."""
+    @_compiled(width, parallel, plane, inline='always')
+    def settle(distance: np.ndarray, cosine: np.ndarray, triangle: np.ndarray,
+               strength: np.ndarray, base: int, count: int, labels: np.ndarray,
+               range_min: np.float32, range_max: np.float32, noise_std: np.float32,
+               noise: np.ndarray, dropout: np.float32, draws: np.ndarray, gain: np.ndarray,
+               box_distance: np.ndarray, box_label: np.ndarray, box_cosine: np.ndarray,
+               ranges: np.ndarray, intensity: np.ndarray) -> None:
+        """Beams ``base`` to ``base + count`` from their hits (``distance``, inf for none,
+        ``cosine`` and ``triangle``, the miss label's index for none; the first ``count``
+        entries of each, ``strength`` room for as many): the other cars, the range model."""
+        shining = intensity.shape[0] > 0
+        lanes = distance.shape[0]
+        if shining:
+            for k in range(lanes):
+                strength[k] = gain[labels[triangle[k]]]
+        if box_distance.shape[0] > 0:  # scene.nearer
+            for k in range(count):
+                i = base + k
+                if box_distance[i] < distance[k]:
+                    distance[k] = box_distance[i]
+                    cosine[k] = box_cosine[i]
+                    strength[k] = gain[box_label[i]]
+        if noise.shape[0] > 0:
+            for k in range(count):
+                distance[k] = distance[k] + noise[base + k] * noise_std
+        if shining:  # before the range limits change ``distance``
+            for k in range(count):
+                clamped = max(distance[k], one)
+                intensity[base + k] = strength[k] * cosine[k] / (clamped * clamped)
+        for k in range(count):  # lidar.RangeModel.measure
+            value = distance[k]
+            if value > range_max:
+                value = inf
+            if value < range_min:
+                value = -inf
+            ranges[base + k] = value
+        if draws.shape[0] > 0:
+            for k in range(count):
+                if draws[base + k] < dropout:
+                    ranges[base + k] = nan
+            if shining:
+                for k in range(count):
+                    if draws[base + k] < dropout:
+                        intensity[base + k] = zero
+
+    @_compiled(width, parallel, plane)
+    def trace_packets(caster: tuple[int, int], origin: np.ndarray, rotation: np.ndarray,
+                      local: np.ndarray, labels: np.ndarray, far: np.float32,
+                      range_min: np.float32, range_max: np.float32, noise_std: np.float32,
+                      noise: np.ndarray, dropout: np.float32, draws: np.ndarray,
+                      gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
+                      box_cosine: np.ndarray, ranges: np.ndarray, intensity: np.ndarray,
+                      first: int, last: int) -> None:
+        """Packets first to last (excluded) of the scan, cast with Embree (``caster``: its
+        ``intersect`` and the scene)."""
+        intersect, scene = caster
         n = ranges.shape[0]
         shining = intensity.shape[0] > 0
-        noisy = noise.shape[0] > 0
-        dropping = draws.shape[0] > 0
-        boxes = box_distance.shape[0] > 0
         ray, bits, arguments = new_packet(np.float32(0.0))
         valid = np.empty(w, np.int32)
         distance = np.empty(w, np.float32)
@@ -500,40 +554,64 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
                     hit = bits[geom + k] != invalid
                     cosine[k] = incidence(ray, k) if hit else zero
                     triangle[k] = bits[prim + k] if hit else last_label
-                for k in range(w):
-                    strength[k] = gain[labels[triangle[k]]]
-            if boxes:  # scene.nearer
-                for k in range(count):
-                    i = base + k
-                    if box_distance[i] < distance[k]:
-                        distance[k] = box_distance[i]
-                        cosine[k] = box_cosine[i]
-                        strength[k] = gain[box_label[i]]
-            if noisy:
-                for k in range(count):
-                    distance[k] = distance[k] + noise[base + k] * noise_std
-            if shining:  # before the range limits change ``distance``
-                for k in range(count):
-                    clamped = max(distance[k], one)
-                    intensity[base + k] = strength[k] * cosine[k] / (clamped * clamped)
-            for k in range(count):  # lidar.RangeModel.measure
-                value = distance[k]
-                if value > range_max:
-                    value = inf
-                if value < range_min:
-                    value = -inf
-                ranges[base + k] = value
-            if dropping:
-                for k in range(count):
-                    if draws[base + k] < dropout:
-                        ranges[base + k] = nan
-                if shining:
-                    for k in range(count):
-                        if draws[base + k] < dropout:
-                            intensity[base + k] = zero
+            settle(distance, cosine, triangle, strength, base, count, labels, range_min,
+                   range_max, noise_std, noise, dropout, draws, gain, box_distance, box_label,
+                   box_cosine, ranges, intensity)
 
-    @_compiled(width, parallel, parallel=parallel)
-    def scan(intersect: int, scene: int, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
+    @_compiled(width, parallel, plane)
+    def trace_plane(caster: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                    origin: np.ndarray, rotation: np.ndarray, local: np.ndarray,
+                    labels: np.ndarray, far: np.float32, range_min: np.float32,
+                    range_max: np.float32, noise_std: np.float32, noise: np.ndarray,
+                    dropout: np.float32, draws: np.ndarray, gain: np.ndarray,
+                    box_distance: np.ndarray, box_label: np.ndarray, box_cosine: np.ndarray,
+                    ranges: np.ndarray, intensity: np.ndarray, first: int, last: int) -> None:
+        """``trace_packets`` on a level scanner's ``plane_scan.PlaneSlice`` (``caster``: its
+        arrays): the beams of packets first to last, rasterised into at once."""
+        n = ranges.shape[0]
+        start, end = first * w, min(last * w, n)
+        count = end - start
+        if count <= 0:
+            return
+        r00, r01, r02 = rotation[0, 0], rotation[0, 1], rotation[0, 2]
+        r10, r11, r12 = rotation[1, 0], rotation[1, 1], rotation[1, 2]
+        lx, ly, lz = local[0], local[1], local[2]
+        beam_x, beam_y = np.empty(count), np.empty(count)
+        for k in range(count):  # the very (float32) directions Embree would be given
+            x, y, z = lx[start + k], ly[start + k], lz[start + k]
+            beam_x[k] = steady(np.float32(x * r00 + y * r01 + z * r02))
+            beam_y[k] = steady(np.float32(x * r10 + y * r11 + z * r12))
+        # beam 0's heading and the turn per beam, in float64: they only pick candidate beams
+        x0, y0 = lx[0] * r00 + ly[0] * r01, lx[0] * r10 + ly[0] * r11
+        theta0 = math.atan2(y0, x0)
+        step = 2.0 * math.pi
+        if n > 1:
+            x1, y1 = lx[1] * r00 + ly[1] * r01, lx[1] * r10 + ly[1] * r11
+            step = math.atan2(x0 * y1 - y0 * x1, x0 * x1 + y0 * y1)
+        depth = np.empty(count)
+        hit = np.empty(count, np.int32)
+        incidence_cosine = np.empty(count)
+        plane_scan.rasterise(caster, float(np.float32(origin[0])),
+                             float(np.float32(origin[1])), theta0, step, n, start, beam_x,
+                             beam_y, float(far), depth, hit, incidence_cosine)
+        distance = np.empty(count, np.float32)
+        cosine = np.empty(count, np.float32)
+        triangle = np.empty(count, np.uint32)
+        strength = np.empty(count, np.float32)
+        last_label = np.uint32(labels.shape[0] - 1)  # a miss
+        for k in range(count):
+            missed = hit[k] < 0
+            distance[k] = inf if missed else np.float32(depth[k])
+            cosine[k] = zero if missed else np.float32(incidence_cosine[k])
+            triangle[k] = last_label if missed else np.uint32(hit[k])
+        settle(distance, cosine, triangle, strength, start, count, labels, range_min,
+               range_max, noise_std, noise, dropout, draws, gain, box_distance, box_label,
+               box_cosine, ranges, intensity)
+
+    trace = trace_plane if plane else trace_packets
+
+    @_compiled(width, parallel, plane, parallel=parallel)
+    def scan(caster: Any, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,
              labels: np.ndarray, max_distance: float, range_min: float, range_max: float,
              noise_std: float, noise: np.ndarray, dropout: float, draws: np.ndarray,
              gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
@@ -546,12 +624,12 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
         packets = (ranges.shape[0] + w - 1) // w
         runs = max(1, min(chunks, packets)) if parallel else 1
         for run in numba.prange(runs):  # contiguous runs: interleaved ones share cache lines
-            trace(intersect, scene, origin, rotation, local, labels, far, low, high, std, noise,
+            trace(caster, origin, rotation, local, labels, far, low, high, std, noise,
                   drop, draws, gain, box_distance, box_label, box_cosine, ranges, intensity,
                   run * packets // runs, (run + 1) * packets // runs)
 
-    @_compiled(width, parallel, parallel=parallel)
-    def scan_many(intersect: int, scene: int, poses: np.ndarray, mounts: np.ndarray,
+    @_compiled(width, parallel, plane, parallel=parallel)
+    def scan_many(caster: Any, poses: np.ndarray, mounts: np.ndarray,
                   local: np.ndarray, labels: np.ndarray, settings: np.ndarray, noise: np.ndarray,
                   draws: np.ndarray, gain: np.ndarray, box_distance: np.ndarray,
                   box_label: np.ndarray, box_cosine: np.ndarray, ranges: np.ndarray,
@@ -574,15 +652,15 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
             drawn = min(i, draws.shape[0] - 1)
             boxed = min(i, box_distance.shape[0] - 1)
             shone = min(i, intensity.shape[0] - 1)
-            trace(intersect, scene, origin, rotation, local[i], labels,
+            trace(caster, origin, rotation, local[i], labels,
                   np.float32(min(settings[i, 0], 3.0e38)), np.float32(settings[i, 1]),
                   np.float32(settings[i, 2]), np.float32(settings[i, 3]), noise[row],
                   np.float32(settings[i, 4]), draws[drawn], gain, box_distance[boxed],
                   box_label[boxed], box_cosine[boxed], ranges[i], intensity[shone],
                   run * packets // runs, (run + 1) * packets // runs)
 
-    @_compiled(width, parallel, parallel=parallel)
-    def scan_measured(intersect: int, scene: int, pose: np.ndarray, mount: np.ndarray,
+    @_compiled(width, parallel, plane, parallel=parallel)
+    def scan_measured(caster: Any, pose: np.ndarray, mount: np.ndarray,
                       local: np.ndarray, labels: np.ndarray, max_distance: float,
                       gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,
                       box_cosine: np.ndarray, settings: np.ndarray, row_spacing: np.ndarray,
@@ -599,7 +677,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool) -> tuple[Any, Any, Any
         ``dropout`` in float32. What ``lidar.RangeModel.measure_signal`` does after a scan,
         in the same order and arithmetic, with no Python between."""
         n = ranges.shape[0]
-        scan(intersect, scene, pose, mount, local, labels, max_distance, 0.0, np.inf, 0.0,
+        scan(caster, pose, mount, local, labels, max_distance, 0.0, np.inf, 0.0,
              ideal[:0], 0.0, ideal[:0], gain, box_distance, box_label, box_cosine, ideal,
              strength, chunks)
         lidar_effects.measure(ideal.reshape((1, n)), strength.reshape((1, n)),
@@ -631,6 +709,7 @@ def prepare_scan() -> None:
     _SCAN_WANTED = True
     if _RUNTIME is not None:
         _RUNTIME.scanner(parallel=False)
+        _RUNTIME.scanner(parallel=False, plane=True)
 
 
 def runtime() -> _Runtime:
@@ -692,7 +771,7 @@ class EmbreePacketRaycaster:
     def __init__(self, vertices: np.ndarray, triangles: np.ndarray) -> None:
         rt = runtime()
         self._rt = rt
-        self._scanners: dict[tuple[int, bool], Callable[..., None]] = {}
+        self._scanners: dict[tuple[int, bool, bool], functools.partial[None]] = {}
         lib = rt.lib
         self._scene = lib.rtcNewScene(rt.device)
         lib.rtcSetSceneBuildQuality(self._scene, _RTC_BUILD_QUALITY_MEDIUM)
@@ -761,7 +840,8 @@ class EmbreePacketRaycaster:
         self._rt.scanner(False)[0](pose, mount, local, origin, directions)
         return origin, directions
 
-    def scanner(self, threads: int = 1) -> Callable[..., None]:
+    def scanner(self, threads: int = 1,
+                plane: plane_scan.PlaneSlice | None = None) -> Callable[..., None]:
         """One scan of a single-origin sensor on this scene, as ``_compile_scan`` describes:
         ``scanner(threads)(pose, mount, local, labels, max_distance, range_min, range_max,
         noise_std, noise, dropout, draws, gain, box_distance, box_label, box_cosine, ranges,
@@ -769,32 +849,38 @@ class EmbreePacketRaycaster:
         ``local`` may be padded to whole packets). ``labels`` label this scene's triangles,
         the ``box_`` arrays are the other cars' hits along ``rays`` (empty for none).
         ``threads`` > 1 spreads the packets over numba's threads, for in-process users only
-        (see the module docstring)."""
-        return self._bound(1, threads)
+        (see the module docstring). With ``plane``, this scene's slice at a level scanner's
+        height, the beams are rasterised into it instead (``plane_scan``)."""
+        return self._bound(1, threads, plane)
 
-    def measured_scanner(self, threads: int = 1) -> Callable[..., None]:
+    def measured_scanner(self, threads: int = 1,
+                         plane: plane_scan.PlaneSlice | None = None) -> Callable[..., None]:
         """``scan_measured`` of ``_compile_scan`` on this scene, a scan with the LiDAR
         effects: ``measured_scanner(threads)(pose, mount, local, labels, max_distance, gain,
         box_distance, box_label, box_cosine, settings, row_spacing, key, noisy, normals,
         percent, dropout, draws, ideal, strength, label, ranges, intensity, reflectivity,
-        returned, threads)``."""
-        return self._bound(3, threads)
+        returned, threads)``; ``plane`` as for ``scanner``."""
+        return self._bound(3, threads, plane)
 
-    def batch_scanner(self, threads: int = 1) -> Callable[..., None]:
+    def batch_scanner(self, threads: int = 1,
+                      plane: plane_scan.PlaneSlice | None = None) -> Callable[..., None]:
         """``scan_many`` of ``_compile_scan`` on this scene: ``batch_scanner(threads)(poses,
         mounts, local, labels, settings, noise, draws, gain, box_distance, box_label,
-        box_cosine, ranges, intensity, threads)``, several sensors' scans in one call."""
-        return self._bound(2, threads)
+        box_cosine, ranges, intensity, threads)``, several sensors' scans in one call;
+        ``plane`` as for ``scanner``, one height for every sensor."""
+        return self._bound(2, threads, plane)
 
-    def _bound(self, kernel: int, threads: int) -> Callable[..., None]:
+    def _bound(self, kernel: int, threads: int,
+               plane: plane_scan.PlaneSlice | None) -> Callable[..., None]:
         """Kernel ``kernel`` of ``_Runtime.scanner`` (1: scan, 2: scan_many, 3: scan_measured),
-        serial or over threads, bound to this scene once: a scan is too short to make a
-        partial each time."""
-        key = (kernel, threads > 1)
+        serial or over threads, on packets or ``plane``, bound to this scene (or the slice)
+        once: a scan is too short to make a partial each time. One slice is bound at a time."""
+        key = (kernel, threads > 1, plane is not None)
         bound = self._scanners.get(key)
-        if bound is None:
+        if bound is None or (plane is not None and bound.args[0][0] is not plane.segments):
+            caster = (self._rt.intersect, self._scene) if plane is None else plane.arrays()
             bound = self._scanners[key] = functools.partial(
-                self._rt.scanner(threads > 1)[kernel], self._rt.intersect, self._scene)
+                self._rt.scanner(threads > 1, plane is not None)[kernel], caster)
         return bound
 
     def __del__(self) -> None:

@@ -215,7 +215,10 @@ class Lidar2D:
     (``EmbreePacketRaycaster.scanner``), with the very results of the NumPy path the other ray
     casters take; ``threads`` > 1 spreads it over numba's threads, for in-process users only
     (see ``arsim_core.backend.embree``). Without ``with_intensity`` (in-process users that read
-    only ranges) a scan has no ``/intensity`` output, and is faster."""
+    only ranges) a scan has no ``/intensity`` output, and is faster. A level scanner (car and
+    mount not tilted) is rasterised into the world's slice at its height instead
+    (``plane_scan``): the same ranges within micrometres, several times faster; ``plane``
+    False keeps it on the packets."""
 
     car: str
     name: str
@@ -225,6 +228,7 @@ class Lidar2D:
     model: RangeModel
     threads: int = 1
     with_intensity: bool = True
+    plane: bool = True  # level scans rasterised into the world's slice (``plane_scan``)
 
     kind = 'lidar2d'
 
@@ -277,12 +281,13 @@ class Lidar2D:
         ranges = np.empty(beams, np.float32)
         intensity = np.empty(beams, np.float32) if self.with_intensity or effects else _NONE
         threads = self.threads
+        plane = layer.plane(frame.height(pose)) if self.plane and frame.level(pose) else None
         if effects:  # RangeModel.measure_signal's draws and arithmetic, in the same call
             key, noisy, settings = model.effect_inputs()
             draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
             ideal, strength = np.empty(beams, np.float32), np.empty(beams, np.float32)
             reflectivity, returned = np.empty(beams, np.uint16), np.empty(beams, np.uint8)
-            track.measured_scanner(threads)(
+            track.measured_scanner(threads, plane)(
                 pose, frame.mount, frame.local, layer.labels, model.range_max, _INTENSITY_GAIN,
                 *boxes, settings, model._rows(1), key, noisy, lidar_effects.NORMALS,
                 _REFLECTIVITY_PERCENT, model.dropout, draws, ideal, strength, frame.no_labels,
@@ -290,7 +295,7 @@ class Lidar2D:
             returns = weathered(world.weather, model, Hits(ideal, returned, strength),
                                 Returns(ranges, intensity, reflectivity, returned))
             return self._rendered(time_ns, returns.ranges, returns.intensity)
-        track.scanner(threads)(pose, frame.mount, frame.local, layer.labels, model.range_max,
+        track.scanner(threads, plane)(pose, frame.mount, frame.local, layer.labels, model.range_max,
                                model.range_min, model.range_max, model.noise_std, noise,
                                model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
                                intensity, threads)
@@ -340,7 +345,7 @@ class Lidar2DBatch:
 
     def __init__(self, sensors: Sequence[Lidar2D]) -> None:
         self.sensors = tuple(sensors)
-        frames = [sensor._frame for sensor in self.sensors]
+        frames = self.frames = [sensor._frame for sensor in self.sensors]
         self.beams = frames[0].beams
         if any(frame.beams != self.beams for frame in frames):
             msg = 'a Lidar2DBatch needs sensors with the same number of beams'
@@ -374,6 +379,10 @@ class Lidar2DBatch:
         assert isinstance(track, EmbreePacketRaycaster)
         n, beams = len(self.sensors), self.beams
         stacked = PoseRows.of(poses).take(self.cars)
+        slices = [layer.plane(frame.height(pose)) if sensor.plane and frame.level(pose) else None
+                  for sensor, frame, pose in zip(self.sensors, self.frames, stacked, strict=True)]
+        if any(plane is not slices[0] for plane in slices):
+            return self._one_by_one(ctx)  # the batch takes one slice, or the packets
         models = self.models
         # randomisation may change them; a sensor with LiDAR effects is scanned ideal (no
         # noise, dropout or range limits) and measured by its RangeModel after, as ``render``
@@ -413,13 +422,23 @@ class Lidar2DBatch:
         ranges = np.empty((n, beams), np.float32)
         shining = self.with_intensity or any(effects)
         intensity = np.empty((n, beams), np.float32) if shining else _NONE_ROWS
-        track.batch_scanner(threads)(stacked, self.mounts, self.local, layer.labels,
-                                     self.settings, noise, draws, _INTENSITY_GAIN, *boxes,
-                                     ranges, intensity, threads)
+        track.batch_scanner(threads, slices[0])(
+            stacked, self.mounts, self.local, layer.labels, self.settings, noise, draws,
+            _INTENSITY_GAIN, *boxes, ranges, intensity, threads)
         measured = [i for i, on in enumerate(effects) if on]
         if measured:
             self._measure(world.weather, measured, ranges, intensity)
         return ranges, intensity if self.with_intensity else None
+
+    def _one_by_one(self, ctx: Context) -> tuple[np.ndarray, np.ndarray | None]:
+        """``scan`` as each sensor's own ``render``: for sensors that scan different slices
+        of the world (level at different heights), or some a slice and some packets."""
+        rendered = [sensor.render(ctx).outputs for sensor in self.sensors]
+        ranges = np.stack([outputs[0].array for outputs in rendered])
+        if not self.with_intensity:
+            return ranges, None
+        return ranges, np.stack([outputs[1].array if len(outputs) > 1
+                                 else np.zeros(self.beams, np.float32) for outputs in rendered])
 
     def _measure(self, weather: Weather, rows: list[int], ranges: np.ndarray,
                  intensity: np.ndarray) -> None:
@@ -469,6 +488,24 @@ class _ScanFrame:
     mount: np.ndarray
     local: np.ndarray
     beams: int
+
+    @cached_property
+    def level_mount(self) -> bool:
+        """Whether the beams stay horizontal on a level car: they lie in the sensor's x-y
+        plane and the mount keeps that plane horizontal (up to 1e-9 of a radian, the
+        rounding of a mount turned upside down)."""
+        return bool(abs(self.mount[9]) <= 1e-9 and abs(self.mount[10]) <= 1e-9
+                    and not self.local[2].any())
+
+    def level(self, pose: np.ndarray) -> bool:
+        """Whether the beams are horizontal on a car at ``pose``: neither rolled nor
+        pitched, and a level mount."""
+        return pose[3] == 0.0 and pose[4] == 0.0 and self.level_mount
+
+    def height(self, pose: np.ndarray) -> float:
+        """The beams' height on a level car at ``pose``: the float32 origin Embree's rays
+        would have, which the compiled ``sensor_frame`` makes ``z + mount z`` exactly."""
+        return float(np.float32(pose[2] + self.mount[2]))
 
     @cached_property
     def no_labels(self) -> np.ndarray:

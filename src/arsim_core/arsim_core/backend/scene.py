@@ -15,6 +15,7 @@ import numpy as np
 from arsim_core import labels
 from arsim_core.backend.boxes import BoxLayer
 from arsim_core.backend.hits import Hits, nearer
+from arsim_core.backend.plane_scan import PlaneSlice, slice_mesh
 from arsim_core.backend.raycast import Raycaster
 from arsim_core.backend.raycasters import make_raycaster
 from arsim_core.backend.target import Board
@@ -24,6 +25,7 @@ from arsim_core.protocol.appearance import Appearance
 from arsim_core.protocol.weather import CLEAR, Weather
 
 RaycasterFactory = Callable[[np.ndarray, np.ndarray], Raycaster]
+_PLANES_KEPT = 8  # heights a Layer keeps slices for: one per scanner mount height, in practice
 
 class Layer:
     """One ray-casting scene with per-triangle labels; the table carries one extra entry at the
@@ -39,8 +41,21 @@ class Layer:
         keys = np.column_stack([np.sort(triangles, axis=1).astype(np.int64), triangle_labels])
         _, first = np.unique(keys, axis=0, return_index=True)
         first.sort()
-        self.raycaster = factory(vertices, triangles[first])
+        kept = triangles[first]
+        self.raycaster = factory(vertices, kept)
         self.labels = np.append(triangle_labels[first], np.uint8(labels.NONE))
+        self._mesh = (vertices, kept)
+        self._planes: dict[float, PlaneSlice] = {}
+
+    def plane(self, height: float) -> PlaneSlice:
+        """This scene sliced at ``height``, for the level 2D scanners there (``plane_scan``):
+        made on first use, a few heights kept."""
+        found = self._planes.get(height)
+        if found is None:
+            if len(self._planes) >= _PLANES_KEPT:
+                self._planes.clear()
+            found = self._planes[height] = slice_mesh(*self._mesh, height, self.labels[:-1])
+        return found
 
     def cast(self, origins: np.ndarray, directions: np.ndarray, max_distance: float) -> Hits:
         """What each ray hits in this scene."""

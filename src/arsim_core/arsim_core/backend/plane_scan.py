@@ -1,0 +1,371 @@
+"""A level 2D LiDAR's exact fast path: the world sliced at the scanner's height, then
+rasterised into its beams.
+
+A 2D scanner whose beams are horizontal (neither the car nor the mount tilted) sees only the
+slice of the world at its height: the line segments where the track's triangles cross that
+plane. ``slice_mesh`` cuts them once per height and files them in a grid of cells; a scan
+(``rasterise``) takes the cells nearest first, skips a cell whose beams all end before it,
+and tests each segment against the few beams its angle spans, so it does no 3D traversal and
+touches about as many segments as the scan has beams. A beam's range is then the exact 2D
+intersection of its ray (the same float32 direction Embree is given) with the segment, which
+lies on the triangle: the 3D caster's range to within a few micrometres.
+
+Where a triangle edge crosses the plane the cut point is computed from the edge's two vertices
+in one order (lower index first), so the two triangles that share the edge end their segments
+at the very same point and no beam slips between them, as Embree's watertight mode ensures in
+3D. The two halves of a flat quad (one wall panel) are joined into one segment
+(``_join_halves``): half as many segments to visit, at most a few nanometres off the halves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from arsim_core._jit import inline_kernel, kernel
+
+TWO_PI = 2.0 * math.pi
+BLOCK = 32  # beams per block of ``rasterise``'s block maxima
+# How far a beam's heading may be from where ``rasterise`` expects it [rad]: ``_atan2``'s error
+# (1.7e-6) and the float32 rounding of the beam's direction (6e-8), twice over. The beams a
+# segment spans are widened by it, so rounding never drops a beam the exact test would hit.
+HEADING_ERROR = 4e-6
+RINGS = 256  # distance classes ``rasterise`` takes the cells in, nearest first
+# Segments per cell the grid aims at: more visit segments behind others, fewer visit cells.
+SEGMENTS_PER_CELL = 24
+
+
+@dataclass(frozen=True, eq=False)
+class PlaneSlice:
+    """The world at one height: segments (x0, y0, x1, y1) grouped by grid cell, each with its
+    triangle (for the label) and the horizontal part of that triangle's unit normal (for the
+    incidence cosine of a horizontal ray); ``cells`` bound each cell's segments (x_min, y_min,
+    x_max, y_max), whose segments are ``starts[c]:starts[c + 1]``."""
+
+    height: float
+    segments: np.ndarray
+    normals: np.ndarray
+    triangles: np.ndarray
+    cells: np.ndarray
+    starts: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What ``rasterise`` takes as its ``plane``."""
+        return self.segments, self.normals, self.triangles, self.cells, self.starts
+
+
+def slice_mesh(vertices: np.ndarray, triangles: np.ndarray, height: float,
+               labels: np.ndarray | None = None) -> PlaneSlice:
+    """The slice of the mesh (float32 vertices, as the 3D caster has them) at ``height``.
+    Triangles in the plane, or touching it at a point, give nothing: a horizontal ray meets
+    them edge on. ``labels`` (one per triangle) keeps halves of different labels apart."""
+    corners = np.asarray(vertices, np.float32).astype(np.float64)
+    index = np.asarray(triangles, np.int64).reshape(-1, 3)
+    points, count = _cut_points(corners, index, float(height))
+    kept = np.flatnonzero(count == 2)
+    segments = np.concatenate([points[kept, 0], points[kept, 1]], axis=1)
+    normals = _horizontal_normals(corners[index[kept]])
+    triangle = kept.astype(np.int32)
+    moves = (segments[:, 0] != segments[:, 2]) | (segments[:, 1] != segments[:, 3])
+    segments, normals, triangle = segments[moves], normals[moves], triangle[moves]
+    label = np.zeros(len(triangle), np.int64) if labels is None \
+        else np.asarray(labels, np.int64)[triangle]
+    segments, normals, triangle = _join_halves(segments, normals, triangle, label)
+    return _gridded(float(height), segments, normals, triangle)
+
+
+def _cut_points(corners: np.ndarray, index: np.ndarray,
+                height: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per triangle, up to three points where it meets the plane (edges crossing it, then
+    vertices on it), and how many."""
+    points = np.zeros((len(index), 3, 2))
+    count = np.zeros(len(index), np.int64)
+    z = corners[index][:, :, 2]
+    for a, b in ((0, 1), (1, 2), (2, 0)):
+        low = np.where((index[:, a] < index[:, b])[:, None], index[:, [a, b]],
+                       index[:, [b, a]])
+        start, end = corners[low[:, 0]], corners[low[:, 1]]
+        crossing = np.flatnonzero(((z[:, a] < height) & (z[:, b] > height))
+                                  | ((z[:, a] > height) & (z[:, b] < height)))
+        s, e = start[crossing], end[crossing]
+        share = (height - s[:, 2]) / (e[:, 2] - s[:, 2])
+        _append(points, count, crossing, s[:, :2] + share[:, None] * (e[:, :2] - s[:, :2]))
+    for v in range(3):
+        on = np.flatnonzero(z[:, v] == height)
+        _append(points, count, on, corners[index[on, v], :2])
+    return points, count
+
+
+def _append(points: np.ndarray, count: np.ndarray, rows: np.ndarray,
+            values: np.ndarray) -> None:
+    points[rows, np.minimum(count[rows], 2)] = values
+    count[rows] += 1
+
+
+def _horizontal_normals(corners: np.ndarray) -> np.ndarray:
+    """The x and y of each triangle's unit normal: |cos| of incidence for a horizontal ray."""
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    length = np.linalg.norm(normal, axis=1, keepdims=True)
+    return np.ascontiguousarray(np.divide(normal, length, out=np.zeros_like(normal),
+                                          where=length > 0)[:, :2])
+
+
+def _join_halves(segments: np.ndarray, normals: np.ndarray, triangle: np.ndarray,
+                 label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Join two segments that end at one point no other segment ends at, carry one label and
+    lie on one line (the point within 1e-9 m of the joined segment): the halves of a wall
+    panel, split by its diagonal. Once, so a joined segment strays from its halves by at
+    most that."""
+    ends = np.concatenate([segments[:, :2], segments[:, 2:]])
+    owner = np.concatenate([np.arange(len(segments))] * 2)
+    _, key, uses = np.unique(ends, axis=0, return_inverse=True, return_counts=True)
+    key = key.reshape(-1)
+    shared = np.flatnonzero(uses[key] == 2)
+    order = shared[np.argsort(key[shared], kind='stable')]
+    first, second = owner[order[0::2]], owner[order[1::2]]
+    mid = ends[order[0::2]]
+    far_first = np.where((segments[first, :2] == mid).all(axis=1)[:, None],
+                         segments[first, 2:], segments[first, :2])
+    far_second = np.where((segments[second, :2] == mid).all(axis=1)[:, None],
+                          segments[second, 2:], segments[second, :2])
+    span = far_second - far_first
+    offset = mid - far_first
+    length = np.hypot(span[:, 0], span[:, 1])
+    off_line = np.abs(span[:, 0] * offset[:, 1] - span[:, 1] * offset[:, 0]) \
+        <= 1e-9 * np.maximum(length, 1e-300)
+    along = np.einsum('ij,ij->i', offset, span)
+    between = (along > 0.0) & (along < length * length)
+    joinable = (first != second) & (label[first] == label[second]) & off_line & between
+    taken = np.zeros(len(segments), bool)
+    keep = np.ones(len(segments), bool)
+    for pair in np.flatnonzero(joinable):  # each segment joins at most once
+        a, b = first[pair], second[pair]
+        if taken[a] or taken[b]:
+            continue
+        taken[a] = taken[b] = True
+        segments[a] = (*far_first[pair], *far_second[pair])
+        keep[b] = False
+    return segments[keep], normals[keep], triangle[keep]
+
+
+def _gridded(height: float, segments: np.ndarray, normals: np.ndarray,
+             triangle: np.ndarray) -> PlaneSlice:
+    """The segments filed by the cell of their midpoint, in cells about SEGMENTS_PER_CELL
+    segment lengths wide; each cell's bounds cover its segments whole."""
+    if not len(segments):
+        return PlaneSlice(height, np.zeros((0, 4)), np.zeros((0, 2)), np.zeros(0, np.int32),
+                          np.zeros((0, 4)), np.zeros(1, np.int64))
+    lengths = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
+    cell = max(float(np.median(lengths)) * SEGMENTS_PER_CELL, 1e-3)
+    middle = (segments[:, :2] + segments[:, 2:]) / 2.0
+    grid = np.floor((middle - middle.min(axis=0)) / cell).astype(np.int64)
+    key = grid[:, 0] * (int(grid[:, 1].max()) + 1) + grid[:, 1]
+    order = np.argsort(key, kind='stable')
+    _, first = np.unique(key[order], return_index=True)
+    starts = np.append(first, len(order)).astype(np.int64)
+    segments = np.ascontiguousarray(segments[order])
+    low = np.minimum(segments[:, :2], segments[:, 2:])
+    high = np.maximum(segments[:, :2], segments[:, 2:])
+    cells = np.column_stack([np.minimum.reduceat(low, first), np.maximum.reduceat(high, first)])
+    return PlaneSlice(height, segments, np.ascontiguousarray(normals[order]),
+                      np.ascontiguousarray(triangle[order]), np.ascontiguousarray(cells),
+                      starts)
+
+
+@inline_kernel
+def _atan2(y: float, x: float) -> float:
+    """atan2 within 1.7e-6 rad, without a library call: it only picks candidate beams."""
+    ax, ay = abs(x), abs(y)
+    big, small = max(ax, ay), min(ax, ay)
+    if big == 0.0:
+        return 0.0
+    a = small / big
+    s = a * a
+    r = ((((-0.0117212 * s + 0.05265332) * s - 0.11643287) * s + 0.19354346) * s
+         - 0.33262347) * s * a + 0.99997726 * a
+    if ay > ax:
+        r = 0.5 * math.pi - r
+    if x < 0.0:
+        r = math.pi - r
+    return -r if y < 0.0 else r
+
+
+@inline_kernel
+def _beam_span(start: float, end: float, theta0: float, step: float,
+               per_radian: float) -> tuple[float, float]:
+    """The arc counter-clockwise from angle ``start`` to ``end`` as beam coordinates: beam i
+    of a scan whose beam 0 points at ``theta0`` and which turns by ``step`` per beam lies at
+    i (modulo a turn, ``TWO_PI * per_radian`` beams, ``per_radian`` being 1 / |step|); its
+    first and last coordinate."""
+    width = end - start
+    if width < 0.0:
+        width += TWO_PI
+    first = start if step > 0.0 else end
+    u = (first - theta0) * (1.0 if step > 0.0 else -1.0)
+    if u < 0.0:
+        u += TWO_PI
+    if u >= TWO_PI:
+        u -= TWO_PI
+    return u * per_radian, (u + width) * per_radian
+
+
+@inline_kernel
+def _any_open(low: int, high: int, first: int, last: int, block_max: np.ndarray,
+              distance: float) -> bool:
+    """Whether a beam of ``low``..``high`` (clipped to the window ``first``..``last - 1``)
+    may still end beyond ``distance``, by its block's maximum."""
+    low, high = max(low, first), min(high, last - 1)
+    if low > high:
+        return False
+    for block in range((low - first) // BLOCK, (high - first) // BLOCK + 1):
+        if block_max[block] > distance:
+            return True
+    return False
+
+
+@inline_kernel
+def _hit(low: int, high: int, first: int, last: int, x0: float, y0: float, ex: float,
+         ey: float, dx: np.ndarray, dy: np.ndarray, depth: np.ndarray, triangle: np.ndarray,
+         cosine: np.ndarray, which: int, nx: float, ny: float) -> None:
+    """Intersect beams ``low``..``high`` (clipped to the window) with the segment from
+    (x0, y0) along (ex, ey), relative to the scanner; keep the nearer hits. No division
+    but for a hit: u = un / den in [0, 1], t = tn / den in (0, depth)."""
+    for i in range(max(low, first), min(high, last - 1) + 1):
+        k = i - first
+        bx, by = dx[k], dy[k]
+        den = bx * ey - by * ex
+        tn = x0 * ey - y0 * ex
+        un = x0 * by - y0 * bx
+        if den < 0.0:
+            den, tn, un = -den, -tn, -un
+        if den > 0.0 and 0.0 <= un <= den and 0.0 < tn < depth[k] * den:
+            depth[k] = tn / den
+            triangle[k] = which
+            cosine[k] = abs(nx * bx + ny * by)
+
+
+@inline_kernel
+def _silhouette(x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
+    """The angles from the origin, outside the box, to the box's two silhouette corners,
+    counter-clockwise."""
+    if x0 > 0.0:
+        if y0 > 0.0:
+            return _atan2(y0, x1), _atan2(y1, x0)
+        if y1 < 0.0:
+            return _atan2(y0, x0), _atan2(y1, x1)
+        return _atan2(y0, x0), _atan2(y1, x0)
+    if x1 < 0.0:
+        if y0 > 0.0:
+            return _atan2(y1, x1), _atan2(y0, x0)
+        if y1 < 0.0:
+            return _atan2(y1, x0), _atan2(y0, x1)
+        return _atan2(y1, x1), _atan2(y0, x1)
+    if y0 > 0.0:
+        return _atan2(y0, x1), _atan2(y0, x0)
+    return _atan2(y1, x0), _atan2(y1, x1)
+
+
+@inline_kernel
+def _nearest_first(cells: np.ndarray, ox: float, oy: float,
+                   far: float) -> tuple[np.ndarray, np.ndarray]:
+    """The cells within ``far`` of (ox, oy) by distance class (RINGS of them, a counting
+    sort), and every cell's distance."""
+    total = cells.shape[0]
+    reach = np.empty(total)
+    farthest = 0.0
+    for c in range(total):
+        gx = max(cells[c, 0] - ox, 0.0, ox - cells[c, 2])
+        gy = max(cells[c, 1] - oy, 0.0, oy - cells[c, 3])
+        reach[c] = math.sqrt(gx * gx + gy * gy)
+        if reach[c] < far:
+            farthest = max(farthest, reach[c])
+    scale = (RINGS - 1) / farthest if farthest > 0.0 else 0.0
+    starts = np.zeros(RINGS + 1, np.int64)
+    for c in range(total):
+        if reach[c] < far:
+            starts[int(reach[c] * scale) + 1] += 1
+    for ring in range(RINGS):
+        starts[ring + 1] += starts[ring]
+    order = np.empty(starts[RINGS], np.int64)
+    for c in range(total):
+        if reach[c] < far:
+            ring = int(reach[c] * scale)
+            order[starts[ring]] = c
+            starts[ring] += 1
+    return order, reach
+
+
+@kernel
+def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+              ox: float, oy: float, theta0: float, step: float, beams: int, first: int,
+              dx: np.ndarray, dy: np.ndarray, far: float, depth: np.ndarray,
+              triangle: np.ndarray, cosine: np.ndarray) -> None:
+    """The hits of beams ``first``..``first + len(dx) - 1`` of a scan of ``beams`` beams
+    from (ox, oy), beam i pointing at about ``theta0 + i * step`` exactly along (dx, dy)
+    (window-relative, float64 of the float32 directions): ``depth`` (``far`` for none),
+    ``triangle`` (-1 for none) and ``cosine`` (0 for none), window-relative.
+
+    Cells are taken nearest first. A cell whose beams (those its bounds span, by their
+    blocks' maxima) all end nearer than the cell is skipped, and the scan ends at the first
+    cell beyond every beam's range."""
+    segments, normals, triangles, cells, starts = plane
+    count = dx.shape[0]
+    last = first + count
+    for k in range(count):
+        depth[k] = far
+        triangle[k] = -1
+        cosine[k] = 0.0
+    blocks = (count + BLOCK - 1) // BLOCK
+    block_max = np.full(blocks, far)
+    per_radian = 1.0 / abs(step)
+    period = TWO_PI * per_radian
+    slack = HEADING_ERROR * per_radian
+    turns = int(beams / period) + 1  # the scan may go round more than once
+    order, reach = _nearest_first(cells, ox, oy, far)
+    bound = far
+    for c in order:
+        gap = reach[c]
+        if gap > bound:  # the bound is stale: every beam's range now
+            bound = 0.0
+            for block in range(blocks):
+                bound = max(bound, block_max[block])
+            if gap > bound:
+                break
+        if gap > 0.0:  # outside the cell: the beams its silhouette spans
+            start, end = _silhouette(cells[c, 0] - ox, cells[c, 1] - oy, cells[c, 2] - ox,
+                                     cells[c, 3] - oy)
+            low, high = _beam_span(start, end, theta0, step, per_radian)
+            seen = False
+            for turn in range(-1, turns):
+                shift = turn * period
+                if _any_open(math.ceil(low + shift - slack), math.floor(high + shift + slack),
+                             first, last, block_max, gap):
+                    seen = True
+                    break
+            if not seen:
+                continue
+        touched_low, touched_high = last, first - 1
+        for s in range(starts[c], starts[c + 1]):
+            x0, y0 = segments[s, 0] - ox, segments[s, 1] - oy
+            x1, y1 = segments[s, 2] - ox, segments[s, 3] - oy
+            if x0 * y1 - y0 * x1 < 0.0:  # counter-clockwise from (x0, y0)
+                x0, y0, x1, y1 = x1, y1, x0, y0
+            low, high = _beam_span(_atan2(y0, x0), _atan2(y1, x1), theta0, step,
+                                   per_radian)
+            for turn in range(-1, turns):
+                shift = turn * period
+                a = math.ceil(low + shift - slack)
+                b = math.floor(high + shift + slack)
+                if b < first or a >= last:
+                    continue
+                _hit(a, b, first, last, x0, y0, x1 - x0, y1 - y0, dx, dy, depth, triangle,
+                     cosine, triangles[s], normals[s, 0], normals[s, 1])
+                touched_low = min(touched_low, max(a, first))
+                touched_high = max(touched_high, min(b, last - 1))
+        for block in range((touched_low - first) // BLOCK, (touched_high - first) // BLOCK + 1):
+            top = 0.0
+            for k in range(block * BLOCK, min(count, (block + 1) * BLOCK)):
+                top = max(top, depth[k])
+            block_max[block] = top

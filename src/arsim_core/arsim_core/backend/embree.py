@@ -659,7 +659,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool,
                   box_label[boxed], box_cosine[boxed], ranges[i], intensity[shone],
                   run * packets // runs, (run + 1) * packets // runs)
 
-    @_compiled(width, parallel, plane, parallel=parallel)
+    @_compiled(width, parallel, plane)  # parallel where it calls ``scan``
     def scan_measured(caster: Any, pose: np.ndarray, mount: np.ndarray,
                       local: np.ndarray, labels: np.ndarray, max_distance: float,
                       gain: np.ndarray, box_distance: np.ndarray, box_label: np.ndarray,

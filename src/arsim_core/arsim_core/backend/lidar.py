@@ -271,17 +271,18 @@ class Lidar2D:
             if model.dropout > 0.0 and not effects else _NONE
         if pose.dtype != np.float64 or not pose.flags.carray:
             pose = np.array(pose, np.float64)  # the layout the kernel is compiled for
+        plane = layer.plane(frame.height(pose)) if self.plane and frame.level(pose) else None
         boxes = _NO_HITS
         if obstacles is not None:
             origin, directions = track.rays(pose, frame.mount, frame.local, beams)
-            hits = obstacles.cast(origin[None, :], directions, model.range_max)
+            hits = obstacles.cast(origin[None, :], directions, model.range_max) \
+                if plane is None else obstacles.cast_level(origin, directions, model.range_max)
             boxes = (np.ascontiguousarray(hits.distance, np.float32),
                      np.ascontiguousarray(hits.label, np.uint8),
                      np.ascontiguousarray(hits.cosine, np.float32))
         ranges = np.empty(beams, np.float32)
         intensity = np.empty(beams, np.float32) if self.with_intensity or effects else _NONE
         threads = self.threads
-        plane = layer.plane(frame.height(pose)) if self.plane and frame.level(pose) else None
         if effects:  # RangeModel.measure_signal's draws and arithmetic, in the same call
             key, noisy, settings = model.effect_inputs()
             draws = model.rng.random(beams, np.float32) if model.dropout > 0.0 else _NONE
@@ -416,7 +417,9 @@ class Lidar2DBatch:
                 if found is not None:
                     origin, directions = track.rays(stacked[i], self.mounts[i],
                                                     self.local[i], beams)
-                    hits = found.cast(origin[None, :], directions, sensor.model.range_max)
+                    hits = found.cast(origin[None, :], directions, sensor.model.range_max) \
+                        if slices[0] is None \
+                        else found.cast_level(origin, directions, sensor.model.range_max)
                     distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
             boxes = (distance, label, cosine)
         ranges = np.empty((n, beams), np.float32)

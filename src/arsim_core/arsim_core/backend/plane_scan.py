@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arsim_core._jit import inline_kernel, kernel
+from arsim_core.labels import CAR, NONE
 
 TWO_PI = 2.0 * math.pi
 BLOCK = 32  # beams per block of ``rasterise``'s block maxima
@@ -297,6 +298,44 @@ def _nearest_first(cells: np.ndarray, ox: float, oy: float,
     return order, reach
 
 
+@inline_kernel
+def _fan(theta0: float, step: float, beams: int, first: int,
+         count: int) -> tuple[float, float, float, float, float, int, int, int]:
+    """What ``_cut`` needs of a scan of ``beams`` beams, beam i pointing at about ``theta0 +
+    i * step``, cut into beams ``first`` to ``first + count - 1`` (the window): the heading
+    of beam 0, the turn per beam, beams per radian, beams per turn, the heading error in
+    beams, the turns the scan covers (it may go round more than once), and the window."""
+    per_radian = 1.0 / abs(step)
+    period = TWO_PI * per_radian
+    return (theta0, step, per_radian, period, HEADING_ERROR * per_radian,
+            int(beams / period) + 1, first, first + count)
+
+
+@inline_kernel
+def _cut(x0: float, y0: float, x1: float, y1: float, which: int, nx: float, ny: float,
+         fan: tuple[float, float, float, float, float, int, int, int], dx: np.ndarray,
+         dy: np.ndarray, depth: np.ndarray, triangle: np.ndarray,
+         cosine: np.ndarray) -> tuple[int, int]:
+    """The segment from (x0, y0) to (x1, y1), relative to the scanner, into the window's
+    beams its angle spans (``_hit``); the first and last beam it was tested against."""
+    theta0, step, per_radian, period, slack, turns, first, last = fan
+    if x0 * y1 - y0 * x1 < 0.0:  # counter-clockwise from (x0, y0)
+        x0, y0, x1, y1 = x1, y1, x0, y0
+    low, high = _beam_span(_atan2(y0, x0), _atan2(y1, x1), theta0, step, per_radian)
+    touched_low, touched_high = last, first - 1
+    for turn in range(-1, turns):
+        shift = turn * period
+        a = math.ceil(low + shift - slack)
+        b = math.floor(high + shift + slack)
+        if b < first or a >= last:
+            continue
+        _hit(a, b, first, last, x0, y0, x1 - x0, y1 - y0, dx, dy, depth, triangle, cosine,
+             which, nx, ny)
+        touched_low = min(touched_low, max(a, first))
+        touched_high = max(touched_high, min(b, last - 1))
+    return touched_low, touched_high
+
+
 @kernel
 def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
               ox: float, oy: float, theta0: float, step: float, beams: int, first: int,
@@ -312,17 +351,14 @@ def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
     cell beyond every beam's range."""
     segments, normals, triangles, cells, starts = plane
     count = dx.shape[0]
-    last = first + count
+    fan = _fan(theta0, step, beams, first, count)
+    _, _, per_radian, period, slack, turns, _, last = fan
     for k in range(count):
         depth[k] = far
         triangle[k] = -1
         cosine[k] = 0.0
     blocks = (count + BLOCK - 1) // BLOCK
     block_max = np.full(blocks, far)
-    per_radian = 1.0 / abs(step)
-    period = TWO_PI * per_radian
-    slack = HEADING_ERROR * per_radian
-    turns = int(beams / period) + 1  # the scan may go round more than once
     order, reach = _nearest_first(cells, ox, oy, far)
     bound = far
     for c in order:
@@ -348,24 +384,63 @@ def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
                 continue
         touched_low, touched_high = last, first - 1
         for s in range(starts[c], starts[c + 1]):
-            x0, y0 = segments[s, 0] - ox, segments[s, 1] - oy
-            x1, y1 = segments[s, 2] - ox, segments[s, 3] - oy
-            if x0 * y1 - y0 * x1 < 0.0:  # counter-clockwise from (x0, y0)
-                x0, y0, x1, y1 = x1, y1, x0, y0
-            low, high = _beam_span(_atan2(y0, x0), _atan2(y1, x1), theta0, step,
-                                   per_radian)
-            for turn in range(-1, turns):
-                shift = turn * period
-                a = math.ceil(low + shift - slack)
-                b = math.floor(high + shift + slack)
-                if b < first or a >= last:
-                    continue
-                _hit(a, b, first, last, x0, y0, x1 - x0, y1 - y0, dx, dy, depth, triangle,
-                     cosine, triangles[s], normals[s, 0], normals[s, 1])
-                touched_low = min(touched_low, max(a, first))
-                touched_high = max(touched_high, min(b, last - 1))
+            low_beam, high_beam = _cut(segments[s, 0] - ox, segments[s, 1] - oy,
+                                       segments[s, 2] - ox, segments[s, 3] - oy, triangles[s],
+                                       normals[s, 0], normals[s, 1], fan, dx, dy, depth,
+                                       triangle, cosine)
+            touched_low = min(touched_low, low_beam)
+            touched_high = max(touched_high, high_beam)
         for block in range((touched_low - first) // BLOCK, (touched_high - first) // BLOCK + 1):
             top = 0.0
             for k in range(block * BLOCK, min(count, (block + 1) * BLOCK)):
                 top = max(top, depth[k])
             block_max[block] = top
+
+
+@kernel
+def rasterise_boxes(frames: np.ndarray, skip: int, origin: np.ndarray,
+                    directions: np.ndarray, far: float, distance: np.ndarray,
+                    label: np.ndarray, cosine: np.ndarray) -> bool:
+    """``boxes.cast_boxes`` for the horizontal, evenly turned rays (n, 3) of a level 2D
+    scanner from ``origin``: each box (``boxes.box_frames``) but ``skip`` that reaches the
+    rays' height is cut there to its outline, whose four sides are rasterised into the beams
+    as ``rasterise`` does segments; the hits are written as ``cast_boxes`` writes them.
+    False, with nothing written, if a box is tilted: its outline is no rectangle."""
+    n = directions.shape[0]
+    for b in range(frames.shape[0]):
+        if b != skip and (abs(frames[b, 9]) > 1e-12 or abs(frames[b, 10]) > 1e-12):
+            return False
+    ox, oy, oz = origin[0], origin[1], origin[2]
+    dx, dy = directions[:, 0], directions[:, 1]
+    theta0 = math.atan2(dy[0], dx[0])
+    step = TWO_PI
+    if n > 1:
+        step = math.atan2(dx[0] * dy[1] - dy[0] * dx[1], dx[0] * dx[1] + dy[0] * dy[1])
+    fan = _fan(theta0, step, n, 0, n)
+    depth = np.full(n, far)
+    box = np.full(n, -1, np.int32)
+    incidence = np.zeros(n)
+    for b in range(frames.shape[0]):
+        half_height = frames[b, 14]
+        if b == skip or abs(oz - frames[b, 2]) > half_height:
+            continue
+        cx, cy = frames[b, 0] - ox, frames[b, 1] - oy
+        ax, ay = frames[b, 3] * frames[b, 12], frames[b, 4] * frames[b, 12]
+        bx, by = frames[b, 6] * frames[b, 13], frames[b, 7] * frames[b, 13]
+        for side in range(4):  # +x, +y, -x, -y: the corners counter-clockwise
+            sign = 1.0 if side < 2 else -1.0
+            if side % 2 == 0:  # along the box's y axis, facing its x axis
+                px, py, qx, qy = ax, ay, bx, by
+                nx, ny = frames[b, 3], frames[b, 4]
+            else:
+                px, py, qx, qy = bx, by, -ax, -ay
+                nx, ny = frames[b, 6], frames[b, 7]
+            x0, y0 = cx + sign * (px - qx), cy + sign * (py - qy)
+            x1, y1 = cx + sign * (px + qx), cy + sign * (py + qy)
+            _cut(x0, y0, x1, y1, b, nx, ny, fan, dx, dy, depth, box, incidence)
+    for k in range(n):
+        hit = box[k] >= 0
+        distance[k] = depth[k] if hit else np.inf
+        label[k] = CAR if hit else NONE
+        cosine[k] = incidence[k] if hit else 0.0
+    return True

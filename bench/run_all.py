@@ -17,7 +17,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 MODULES = ('bench_rtf', 'bench_cars', 'bench_dynamics', 'bench_tracks', 'bench_sensors',
            'bench_gym', 'bench_soak', 'bench_view', 'bench_record', 'bench_ground_truth',
            'bench_generate', 'bench_unity_host', 'bench_fs', 'bench_odometry', 'bench_fit',
-           'bench_camera_model', 'bench_weather', 'bench_clips', 'bench_race')
+           'bench_camera_model', 'bench_weather', 'bench_clips', 'bench_race', 'bench_scan')
 
 
 def main() -> int:

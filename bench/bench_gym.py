@@ -7,6 +7,8 @@ episode ends; resets are not timed). Figures:
 * ``gym_steps_per_s_1car``: ``gymnasium.make("arsim_gym:arsim/Race-v0")``, one car;
 * ``gym_steps_per_s_8cars``: eight cars, every car scanning every step (``control="all"``);
 * ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car;
+* ``gym_steps_per_s_20cars`` and ``gym_vector_256_env_steps_per_s``: a field of twenty cars,
+  and 256 environments, at scale (``threads=2`` only);
 * ``gym_ray_vector_env_steps_per_s``: the same 16 environments in two Ray actors of one thread
   each (``arsim_gym.ray_vector``, a local Ray of two CPUs), printed beside the in-process
   figure;
@@ -18,8 +20,10 @@ Each is measured with ``threads=2`` (the scans spread over two cores, where the 
 them; the rest of a step runs in one thread) and again with ``threads=1`` (``_1thread``).
 
 When ``ARSIM_F1TENTH_GYM_PYTHON`` names a Python with f1tenth_gym v1.0 installed (see
-``bench/f1tenth_gym_baseline.py``), its figures are measured right after ours and printed as
-``f1tenth_gym_steps_per_s_*``, with the ratios ``gym_speedup_vs_f1tenth_gym_*``.
+``bench/f1tenth_gym_baseline.py``), its figures for 1, 8 and 20 cars and 256 environments (in
+Gymnasium's ``SyncVectorEnv``) are measured right after ours and printed as
+``f1tenth_gym_steps_per_s_*`` and ``f1tenth_gym_vector_256_env_steps_per_s``, with the ratios
+``gym_speedup_vs_f1tenth_gym_*``.
 """
 
 from __future__ import annotations
@@ -40,12 +44,19 @@ SECONDS = 3.0
 WARMUP_STEPS = 200
 _RATES = (('gym_steps_per_s_1car', 'steps_per_s'), ('gym_steps_per_s_8cars', 'steps_per_s'),
           ('gym_vector_16_env_steps_per_s', 'env_steps_per_s'))
+# (ours, f1tenth_gym's, what the ratio is named after, unit) of the rows beside f1tenth_gym
+BESIDE = (*((f'gym_steps_per_s_{cars}', f'f1tenth_gym_steps_per_s_{cars}', cars, 'steps_per_s')
+            for cars in ('1car', '8cars', '20cars')),
+          ('gym_vector_256_env_steps_per_s', 'f1tenth_gym_vector_256_env_steps_per_s',
+           'vector_256', 'env_steps_per_s'))
 ROWS = (*(Row(f'{name}{suffix}', unit) for suffix in ('', '_1thread') for name, unit in _RATES),
+        Row('gym_steps_per_s_20cars', 'steps_per_s'),
+        Row('gym_vector_256_env_steps_per_s', 'env_steps_per_s'),
         Row('gym_steps_per_s_1car_actuators', 'steps_per_s'),
         Row('gym_ray_vector_env_steps_per_s', 'env_steps_per_s'),
-        *(Row(f'{name}_{cars}', unit, ('f1tenth_gym',)) for cars in ('1car', '8cars')
-          for name, unit in (('f1tenth_gym_steps_per_s', 'steps_per_s'),
-                             ('gym_speedup_vs_f1tenth_gym', 'x'))))
+        *(row for _, theirs, ratio, unit in BESIDE
+          for row in (Row(theirs, unit, ('f1tenth_gym',)),
+                      Row(f'gym_speedup_vs_f1tenth_gym_{ratio}', 'x', ('f1tenth_gym',)))))
 SPIELBERG = Path(__file__).resolve().parents[2] / 'shared/tracks/f1tenth_racetracks/Spielberg'
 #: A real car's actuators, roughly: a servo and a VESC a frame or two late, lagging, inexact.
 ACTUATORS = {'steering': {'dead_time': 0.02, 'lag': 0.05, 'noise_std': 0.005},
@@ -155,8 +166,8 @@ def f1tenth_gym(python: str) -> dict[str, float]:
     """f1tenth_gym's figures from its own interpreter (it needs Gymnasium 0.29)."""
     script = Path(__file__).resolve().parent / 'f1tenth_gym_baseline.py'
     smoke = sized([], ['--steps', '20', '--warmup', '2'])
-    out = subprocess.run([python, str(script), '--cars', '1', '8', *smoke], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([python, str(script), '--cars', '1', '8', '20', '--vector', '256',
+                          *smoke], capture_output=True, text=True, check=True).stdout
     return {line.split()[1]: float(line.split()[2]) for line in out.splitlines()
             if line.startswith('BENCH ')}
 
@@ -172,16 +183,18 @@ def run() -> list[tuple[str, float, str]]:
         if not suffix:  # beside the in-process figure: its 16 envs over two 1-thread actors
             figures.append(('gym_ray_vector_env_steps_per_s', ray_vector(16, 2),
                             'env_steps_per_s'))
-    figures.append(('gym_steps_per_s_1car_actuators', actuated(threads), 'steps_per_s'))
+    figures += [('gym_steps_per_s_20cars', single(sized(20, 3), threads), 'steps_per_s'),
+                ('gym_vector_256_env_steps_per_s', vector(sized(256, 4), threads),
+                 'env_steps_per_s'),
+                ('gym_steps_per_s_1car_actuators', actuated(threads), 'steps_per_s')]
     if not skip_reason('bench_gym', 'f1tenth_gym'):
         theirs = f1tenth_gym(os.environ[F1TENTH_GYM_ENV])
-        for ours, name in (('gym_steps_per_s_1car', 'f1tenth_gym_steps_per_s_1car'),
-                           ('gym_steps_per_s_8cars', 'f1tenth_gym_steps_per_s_8cars')):
+        ours = {name: value for name, value, _ in figures}
+        for mine, name, ratio, unit in BESIDE:
             if name in theirs:
-                figures.append((name, theirs[name], 'steps_per_s'))
-                suffix = ours.rsplit('_', 1)[1]
-                value = dict((f, v) for f, v, _ in figures)[ours] / theirs[name]
-                figures.append((f'gym_speedup_vs_f1tenth_gym_{suffix}', value, 'x'))
+                figures += [(name, theirs[name], unit),
+                            (f'gym_speedup_vs_f1tenth_gym_{ratio}', ours[mine] / theirs[name],
+                             'x')]
     return figures
 
 

@@ -13,6 +13,11 @@ Prints one line per configuration::
     BENCH f1tenth_gym_steps_per_s_1car <value> steps_per_s
     BENCH f1tenth_gym_steps_per_s_2cars <value> steps_per_s
 
+and with ``--vector 256``, 256 one-car environments stepped together in Gymnasium's
+``SyncVectorEnv``::
+
+    BENCH f1tenth_gym_vector_256_env_steps_per_s <value> env_steps_per_s
+
 The map is read from ``--map`` (a ROS map yaml next to its image, with the optional
 ``<track>_centerline.csv`` / ``<track>_raceline.csv`` beside it), never downloaded: f1tenth_gym
 fetches a map given by name from the internet, so this script builds an ``f1tenth_gym``
@@ -52,7 +57,7 @@ DEFAULT_MAP = (
     / 'shared/tracks/f1tenth_racetracks/Spielberg/Spielberg_map.yaml'
 )
 # Timed steps per agent count, chosen for about 3 s each on a 2-core machine.
-DEFAULT_STEPS = {1: 12000, 2: 3000, 4: 700, 8: 170}
+DEFAULT_STEPS = {1: 12000, 2: 3000, 4: 700, 8: 170, 20: 30}
 STEER = 0.0  # rad, first column of f1tenth_gym's action
 SPEED = 1.0  # m/s, second column of f1tenth_gym's action
 
@@ -89,9 +94,8 @@ def load_track(map_yaml: Path) -> Track:
     )
 
 
-def steps_per_second(track: Track, cars: int, steps: int, warmup: int, seed: int) -> float:
-    """Time ``steps`` env steps with ``cars`` agents, leaving resets out."""
-    env = gym.make(
+def make_env(track: Track, cars: int) -> gym.Env:
+    return gym.make(
         'f1tenth_gym:f1tenth-v0',
         config={
             'map': track,
@@ -102,6 +106,29 @@ def steps_per_second(track: Track, cars: int, steps: int, warmup: int, seed: int
             'observation_config': {'type': 'original'},
         },
     )
+
+
+def vector_steps_per_second(track: Track, envs: int, steps: int, seed: int) -> float:
+    """Env-steps per second of ``envs`` one-car environments in a Gymnasium
+    ``SyncVectorEnv`` (f1tenth_gym has no vector env of its own), ``steps`` vector steps
+    timed after a tenth as many untimed; the vector env resets an env when it ends."""
+    vector = gym.vector.SyncVectorEnv([lambda: make_env(track, 1) for _ in range(envs)])
+    try:
+        action = np.tile(np.array([[STEER, SPEED]]), (envs, 1, 1))
+        vector.reset(seed=seed)
+        for _ in range(max(2, steps // 10)):
+            vector.step(action)
+        start = time.perf_counter()
+        for _ in range(steps):
+            vector.step(action)
+        return envs * steps / (time.perf_counter() - start)
+    finally:
+        vector.close()
+
+
+def steps_per_second(track: Track, cars: int, steps: int, warmup: int, seed: int) -> float:
+    """Time ``steps`` env steps with ``cars`` agents, leaving resets out."""
+    env = make_env(track, cars)
     try:
         action = np.tile(np.array([STEER, SPEED]), (cars, 1))
         env.reset(seed=seed)
@@ -137,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--warmup', type=int, default=None, help='untimed steps first')
     parser.add_argument('--seed', type=int, default=12345)
+    parser.add_argument('--vector', type=int, nargs='*', default=[],
+                        help='also one-car environments this many at a time (SyncVectorEnv)')
     args = parser.parse_args(argv)
 
     if not args.map.is_file():
@@ -148,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         rate = steps_per_second(track, cars, steps, warmup, args.seed)
         suffix = 's' if cars > 1 else ''
         print(f'BENCH f1tenth_gym_steps_per_s_{cars}car{suffix} {rate:.4g} steps_per_s', flush=True)
+    for envs in args.vector:
+        steps = args.steps or max(20, 12000 // envs)
+        rate = vector_steps_per_second(track, envs, steps, args.seed)
+        print(f'BENCH f1tenth_gym_vector_{envs}_env_steps_per_s {rate:.4g} env_steps_per_s',
+              flush=True)
     return 0
 
 

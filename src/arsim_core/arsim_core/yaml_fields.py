@@ -8,6 +8,7 @@ refused instead of silently ignored.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -62,7 +63,27 @@ def _load(path: Path, error: type[ArsimError]) -> tuple[Any, dict[str, int]]:
     except (OSError, UnicodeDecodeError) as exc:
         msg = f'{path}: cannot read ({getattr(exc, "strerror", None) or exc})'
         raise error(msg) from exc
-    return parse_yaml(text, str(path), error)
+    return _parsed(text, str(path), error)
+
+
+_PARSED: dict[tuple[str, str], tuple[Any, dict[str, int]]] = {}
+_PARSED_KEPT = 64  # files whose parse is kept
+_PARSED_TEXT_MAX = 1 << 20  # [characters] of a file whose parse is kept
+
+
+def _parsed(text: str, source: str, error: type[ArsimError]) -> tuple[Any, dict[str, int]]:
+    """``parse_yaml``, each text parsed once per process and copied after: a vector of 256
+    environments reads the same scenario and profiles 256 times, and PyYAML's parse took
+    two thirds of making them. Only what parsed is kept, so errors are raised every time."""
+    key = (source, text)
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse_yaml(text, source, error)
+        if len(text) <= _PARSED_TEXT_MAX:
+            if len(_PARSED) >= _PARSED_KEPT:
+                _PARSED.clear()
+            _PARSED[key] = found
+    return copy.deepcopy(found[0]), dict(found[1])
 
 
 def parse_yaml(text: str, source: str, error: type[ArsimError] = ConfigError

@@ -217,8 +217,8 @@ class Lidar2D:
     (see ``arsim_core.backend.embree``). Without ``with_intensity`` (in-process users that read
     only ranges) a scan has no ``/intensity`` output, and is faster. A level scanner (car and
     mount not tilted) is rasterised into the world's slice at its height instead
-    (``plane_scan``): the same ranges within micrometres, several times faster; ``plane``
-    False keeps it on the packets."""
+    (``plane_scan``): the same ranges within micrometres, in less time, the more so without
+    AVX-512 (docs/sensors.md); ``plane`` False keeps it on the packets."""
 
     car: str
     name: str
@@ -296,10 +296,10 @@ class Lidar2D:
             returns = weathered(world.weather, model, Hits(ideal, returned, strength),
                                 Returns(ranges, intensity, reflectivity, returned))
             return self._rendered(time_ns, returns.ranges, returns.intensity)
-        track.scanner(threads, plane)(pose, frame.mount, frame.local, layer.labels, model.range_max,
-                               model.range_min, model.range_max, model.noise_std, noise,
-                               model.dropout, draws, _INTENSITY_GAIN, *boxes, ranges,
-                               intensity, threads)
+        track.scanner(threads, plane)(
+            pose, frame.mount, frame.local, layer.labels, model.range_max, model.range_min,
+            model.range_max, model.noise_std, noise, model.dropout, draws, _INTENSITY_GAIN,
+            *boxes, ranges, intensity, threads)
         return self._rendered(time_ns, ranges, intensity)
 
     def measured(self, ctx: Context, pose: Pose | None = None,

@@ -226,3 +226,27 @@ def test_a_vertex_on_the_plane_cuts_from_it() -> None:
     np.testing.assert_allclose(sorted(plane.segments[0].reshape(2, 2).tolist()), [[0, 0], [2, 0]])
     np.testing.assert_allclose(np.abs(plane.normals[0]), [0.0, 1.0])
     assert plane.triangles.tolist() == [0]
+
+
+def test_beams_not_evenly_turned_stay_on_the_packets(repo_root: Path) -> None:
+    """The slice finds a segment's beams by their headings, so it needs them evenly turned:
+    beams given one by one, or all one way, are cast on the packets."""
+    track = track_named('arsim_ring', repo_root)
+    world = world_of(track)
+    poses = random_poses(track, np.random.default_rng(6), 1)[0]
+    for headings in (np.array([0.0, 0.1, 0.3, 0.35, 1.0]), np.zeros(4)):
+        lidars = []
+        for plane in (True, False):
+            lidar = Lidar2D.from_wire('ego', HOKUYO, 7)
+            lidar.local_directions = np.column_stack(
+                [np.cos(headings), np.sin(headings), np.zeros(len(headings))])
+            lidar.plane = plane
+            lidars.append(lidar)
+        time_ns = next(TIMES)
+        timeline = Timeline()
+        timeline.add(time_ns, poses)
+        context = Context(world, timeline, time_ns, lambda: None)
+        sliced, cast = (lidar.render(context).outputs[0].array for lidar in lidars)
+        np.testing.assert_array_equal(sliced, cast)
+        assert np.isfinite(cast).all()
+    assert not world.track._planes

@@ -494,11 +494,16 @@ class _ScanFrame:
 
     @cached_property
     def level_mount(self) -> bool:
-        """Whether the beams stay horizontal on a level car: they lie in the sensor's x-y
-        plane and the mount keeps that plane horizontal (up to 1e-9 of a radian, the
+        """Whether the beams stay horizontal on a level car, evenly turned as ``plane_scan``
+        needs: they lie in the sensor's x-y plane, one turn apart (not zero) within 1e-6 of a
+        radian, and the mount keeps that plane horizontal (up to 1e-9 of a radian, the
         rounding of a mount turned upside down)."""
+        x, y, z = self.local[:, :self.beams]
+        turns = np.angle(np.exp(1j * np.diff(np.arctan2(y, x))))
+        even = len(turns) == 0 or (abs(turns[0]) > 1e-9
+                                   and bool(np.all(np.abs(turns - turns[0]) <= 1e-6)))
         return bool(abs(self.mount[9]) <= 1e-9 and abs(self.mount[10]) <= 1e-9
-                    and not self.local[2].any())
+                    and not z.any() and even)
 
     def level(self, pose: np.ndarray) -> bool:
         """Whether the beams are horizontal on a car at ``pose``: neither rolled nor

@@ -9,6 +9,8 @@ episode ends; resets are not timed). Figures:
 * ``gym_vector_16_env_steps_per_s``: ``make_vec`` with 16 environments of one car;
 * ``gym_steps_per_s_20cars`` and ``gym_vector_256_env_steps_per_s``: a field of twenty cars,
   and 256 environments, at scale (``threads=2`` only);
+* ``gym_vector_256_noscan_env_steps_per_s``: the 256 environments with ``scan=False`` (the
+  car's state observed, no LiDAR rendered);
 * ``gym_ray_vector_env_steps_per_s``: the same 16 environments in two Ray actors of one thread
   each (``arsim_gym.ray_vector``, a local Ray of two CPUs), printed beside the in-process
   figure;
@@ -52,6 +54,7 @@ BESIDE = (*((f'gym_steps_per_s_{cars}', f'f1tenth_gym_steps_per_s_{cars}', cars,
 ROWS = (*(Row(f'{name}{suffix}', unit) for suffix in ('', '_1thread') for name, unit in _RATES),
         Row('gym_steps_per_s_20cars', 'steps_per_s'),
         Row('gym_vector_256_env_steps_per_s', 'env_steps_per_s'),
+        Row('gym_vector_256_noscan_env_steps_per_s', 'env_steps_per_s'),
         Row('gym_steps_per_s_1car_actuators', 'steps_per_s'),
         Row('gym_ray_vector_env_steps_per_s', 'env_steps_per_s'),
         *(row for _, theirs, ratio, unit in BESIDE
@@ -112,12 +115,12 @@ def single(num_cars: int, threads: int, profile: str | None = None) -> float:
     return rate
 
 
-def vector(num_envs: int, threads: int) -> float:
+def vector(num_envs: int, threads: int, scan: bool = True) -> float:
     import gymnasium
 
     envs = gymnasium.make_vec('arsim_gym:arsim/Race-v0', num_envs=num_envs,
                               vectorization_mode='vector_entry_point', track=track(),
-                              timestep=0.01, threads=threads)
+                              timestep=0.01, threads=threads, scan=scan)
     envs.reset(seed=0)
     actions = np.tile(np.array([0.0, 1.0], np.float32), (num_envs, 1))
     rate = steps_per_second(lambda: bool(envs.step(actions)[2].all()), lambda: None)
@@ -186,6 +189,8 @@ def run() -> list[tuple[str, float, str]]:
     figures += [('gym_steps_per_s_20cars', single(sized(20, 3), threads), 'steps_per_s'),
                 ('gym_vector_256_env_steps_per_s', vector(sized(256, 4), threads),
                  'env_steps_per_s'),
+                ('gym_vector_256_noscan_env_steps_per_s',
+                 vector(sized(256, 4), threads, scan=False), 'env_steps_per_s'),
                 ('gym_steps_per_s_1car_actuators', actuated(threads), 'steps_per_s')]
     if not skip_reason('bench_gym', 'f1tenth_gym'):
         theirs = f1tenth_gym(os.environ[F1TENTH_GYM_ENV])

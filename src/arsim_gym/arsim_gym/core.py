@@ -108,7 +108,8 @@ class Sim:
         self.index = {name: i for i, name in enumerate(self.names)}
         self.controlled = self.names if controlled is None else self.names[:controlled]
         self.base_configs = dict(self.engine.configs)
-        self.scan_keys = tuple(f'{car}/{setup.scan[car].name}' for car in self.controlled)
+        self.scan_keys = tuple(f'{car}/{setup.scan[car].name}' for car in self.controlled
+                               if car in setup.scan)  # none without the scan observation
         self.policies = _policies(options, self)
         self.frame: Frame | None = None
         self.sensors: Mapping[str, np.ndarray] = {}
@@ -144,7 +145,8 @@ class RaceCore:
             packed = build_race(
                 scenario=options.scenario, track=first.track, num_cars=races,
                 profile=options.profile, timestep=options.timestep, observe=(),
-                scan_all=True, collisions={'response': 'ghost', 'cars_visible': False})
+                scan_all=True, scan=options.scan,
+                collisions={'response': 'ghost', 'cars_visible': False})
             self.sims = [Sim(options, packed, options.track, None)]
         else:
             self.sims = [Sim(options, first, options.track, self._controlled(first))]
@@ -172,10 +174,11 @@ class RaceCore:
     # --- construction -----------------------------------------------------------------------
     def _setup(self, track: str | Track | None, num_cars: int | None) -> RaceSetup:
         o = self.options
+        gap = o.control != 'all' and o.opponents == 'follow_the_gap'
         return build_race(scenario=o.scenario, track=track, num_cars=num_cars, profile=o.profile,
                           timestep=o.timestep, observe=o.observe,
                           collisions=o.collision_overrides,
-                          scan_all=o.control == 'all' or o.opponents == 'follow_the_gap')
+                          scan_all=o.control == 'all' or gap, scan=o.scan, gap_opponents=gap)
 
     def _controlled(self, setup: RaceSetup) -> int:
         return len(setup.scenario.cars) if self.options.control == 'all' else 1
@@ -198,11 +201,15 @@ class RaceCore:
                         self.action_high.astype(np.float64) + ACTION_TOLERANCE)
         self._bounds_floats = (self._bounds[0].tolist(), self._bounds[1].tolist())
         self.car_action_space = spaces.Box(self.action_low, self.action_high, dtype=np.float32)
-        scan = sim.setup.scan[ego]
-        self.scan_range = (np.float32(scan.range_min), np.float32(scan.range_max))
         inf = np.inf
-        entries: dict[str, spaces.Space[Any]] = {
-            'scan': spaces.Box(scan.range_min, scan.range_max, (scan.beams,), np.float32),
+        entries: dict[str, spaces.Space[Any]] = {}
+        self.scan_range = (np.float32(0.0), np.float32(inf))
+        if self.options.scan:
+            scan = sim.setup.scan[ego]
+            self.scan_range = (np.float32(scan.range_min), np.float32(scan.range_max))
+            entries['scan'] = spaces.Box(scan.range_min, scan.range_max, (scan.beams,),
+                                         np.float32)
+        entries |= {
             'pose': spaces.Box(-inf, inf, (3,), np.float32),
             'velocity': spaces.Box(-inf, inf, (3,), np.float32),
             'steering': spaces.Box(-inf, inf, (1,), np.float32),
@@ -549,22 +556,26 @@ class RaceCore:
         low, high = self.scan_range
         if len(sims) == 1 and len(sims[0].controlled) == 1:
             return self._observe_one(sims[0])
+        scanning = self.options.scan
         if len(sims) == 1:
             sim = sims[0]
             sensors = sim.sensors
-            ranges = np.array([sensors[key] for key in sim.scan_keys]) \
-                if type(sensors) is dict else stacked(sensors, sim.scan_keys)
+            if scanning:
+                ranges = np.array([sensors[key] for key in sim.scan_keys]) \
+                    if type(sensors) is dict else stacked(sensors, sim.scan_keys)
             states = sim.engine.planar_states()[:len(sim.controlled)]
         else:
-            ranges = np.concatenate([stacked(s.sensors, s.scan_keys) for s in sims])
+            if scanning:
+                ranges = np.concatenate([stacked(s.sensors, s.scan_keys) for s in sims])
             states = np.concatenate([s.engine.planar_states()[:len(s.controlled)]
                                      for s in sims])
-        clip_ranges(ranges, low, high, out=ranges)  # a fresh array: clipped in place
+        obs = {}
+        if scanning:
+            obs['scan'] = clip_ranges(ranges, low, high, out=ranges)  # fresh: clipped in place
         planar = states.astype(np.float32)
         table = self._table
         lap = table.astype(np.float32)
-        obs = {
-            'scan': ranges,
+        obs |= {
             'pose': planar[:, 0:3],
             'velocity': planar[:, 3:6],
             'steering': planar[:, 6:7],
@@ -588,8 +599,9 @@ class RaceCore:
         # One buffer for the scalars, handed out as views.
         values = np.array((s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, s.steering_angle,
                            lap_fraction, progress, lap_time), np.float32)
-        one = {
-            'scan': clip_ranges(sim.sensors[sim.scan_keys[0]], low, high),
+        one = {'scan': clip_ranges(sim.sensors[sim.scan_keys[0]], low, high)} \
+            if self.options.scan else {}
+        one |= {
             'pose': values[0:3],
             'velocity': values[3:6],
             'steering': values[6:7],

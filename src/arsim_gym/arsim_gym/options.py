@@ -32,6 +32,7 @@ class RaceOptions:
     opponents: str = 'pure_pursuit'
     opponent_speed: float = 0.7
     observe: tuple[str, ...] = ()
+    scan: bool = True
     reward: RewardSpec = 'progress'
     max_time: float | None = None
     max_laps: int | None = None
@@ -64,6 +65,9 @@ class RaceOptions:
         threads = given.get('threads', 1)
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
             msg = f'threads: expected a whole number >= 1, got {threads!r}'
+            raise ValueError(msg)
+        if not isinstance(given.get('scan', True), bool):
+            msg = f'scan: expected True or False, got {given["scan"]!r}'
             raise ValueError(msg)
         if 'observe' in given:
             observe = given['observe']

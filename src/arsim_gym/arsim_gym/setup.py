@@ -98,12 +98,15 @@ def _resources(folder: Path, where: str) -> Path:
 
 def build_race(*, scenario: str | Path | None, track: str | Track | None,
                num_cars: int | None, profile: str | None, timestep: float,
-               observe: Sequence[str], scan_all: bool,
+               observe: Sequence[str], scan_all: bool, scan: bool = True,
+               gap_opponents: bool = False,
                collisions: Mapping[str, Any] | None = None) -> RaceSetup:
     """Load the scenario (the default one unless ``scenario`` names a file), apply the
     keywords given, and make every observed sensor render every step: the first car's, and
-    every car's with ``scan_all``. The other cars' rendered sensors are dropped, which is most
-    of a step's cost. ``track`` is a name or path, or a track already loaded."""
+    every car's with ``scan_all``. An observed car's 2D LiDAR renders with ``scan``, and the
+    cars after the first with ``gap_opponents`` (follow-the-gap drives them by it). The other
+    cars' rendered sensors are dropped, which is most of a step's cost. ``track`` is a name or
+    path, or a track already loaded."""
     if not timestep > 0.0:
         msg = f'timestep: expected a positive number of seconds, got {timestep!r}'
         raise ConfigError(msg)
@@ -129,8 +132,10 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
     computed: dict[str, tuple[str, str]] = {}
     rendered_observe = [name for name in observe if name not in COMPUTED]
     for index, car in enumerate(loaded.cars):
+        scanned = scan_all or index == 0
         lidars = [s for s in car.profile.sensors if isinstance(s, Lidar2DSpec)]
-        if not lidars:
+        lidar = scanned and (scan or (gap_opponents and index > 0))
+        if lidar and not lidars:
             msg = (f'{car.profile.source}: Sensors: the car needs a lidar2d sensor for the '
                    f'scan observation')
             raise ConfigError(msg)
@@ -140,8 +145,9 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
             msg = (f'observe: unknown sensor(s) {unknown} of {car.profile.source}; its rendered '
                    f'sensors are {sorted(names)}, and the computed ones {sorted(COMPUTED)}')
             raise ConfigError(msg)
-        scanned = scan_all or index == 0
-        wanted = {lidars[0].name, *rendered_observe} if scanned else set()
+        wanted = set(rendered_observe) if scanned else set()
+        if lidar:
+            wanted.add(lidars[0].name)
         sensors = tuple(dataclasses.replace(s, rate_hz=rate) for s in car.profile.sensors
                         if s.name in wanted and s.rendered)
         if scanned:
@@ -150,7 +156,7 @@ def build_race(*, scenario: str | Path | None, track: str | Track | None,
             sensors += tuple(extra)
             for key, spec in zip([k for k in observe if k in COMPUTED], extra, strict=True):
                 computed[key] = (spec.name, spec.kind)
-        if scanned:
+        if lidar:
             scans[car.name] = dataclasses.replace(lidars[0], rate_hz=rate)
         cars.append(dataclasses.replace(
             car, profile=dataclasses.replace(car.profile, sensors=sensors)))

@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from arsim_core._jit import kernel, python_function
+from arsim_core._jit import inline_kernel, kernel, python_function
 from arsim_core.labels import NONE
 
 SCALE = 1000.0  # signal of a white (rho = 1) target at normal incidence at 1 m
@@ -87,7 +87,7 @@ def detection_signal(detection_range: float) -> float:
     return SCALE * DETECTION_REFLECTIVITY / max(detection_range, 1.0) ** 2
 
 
-@kernel
+@inline_kernel
 def hash32(key: np.uint64, index: np.uint64) -> np.uint64:
     """32 well-mixed bits of ``index`` in the stream ``key`` (murmur3's finaliser)."""
     x = (index * np.uint64(0x9E3779B1) + key) & _MASK
@@ -99,13 +99,13 @@ def hash32(key: np.uint64, index: np.uint64) -> np.uint64:
     return x
 
 
-@kernel
+@inline_kernel
 def edge_offset(key: np.uint64, pair: np.uint64) -> float:
     """A uniform number in [0, 1) for pair ``pair`` of beams (24 bits of ``hash32``)."""
     return float(hash32(key, pair) >> np.uint64(8)) * (1.0 / 16777216.0)
 
 
-@kernel
+@inline_kernel
 def _step(near: float, far: float) -> float:
     """The range step between two neighbouring beams: 0 between two misses, inf between a hit
     and a miss."""
@@ -115,7 +115,7 @@ def _step(near: float, far: float) -> float:
     return math.inf if finite_near or finite_far else 0.0
 
 
-@kernel
+@inline_kernel
 def _edge_share(before: float, near: float, far: float, after: float, has_before: bool,
                 has_after: bool, key: np.uint64, pair: int, spacing: float, divergence: float,
                 second: bool) -> float:

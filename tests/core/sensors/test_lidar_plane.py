@@ -100,13 +100,16 @@ def beside(pose: list[float], ahead: float, side: float) -> list[float]:
 
 
 def track_named(name: str, repo_root: Path, shared_tracks: Path | None = None) -> Track:
+    """A shipped track by name or, under ``shared_tracks``, a real one: an F1TENTH map folder
+    (loaded by its name from the folder above) or a TUM centerline file."""
     if shared_tracks is None:
         return load_track(name, repo_root / 'maps')
     path = shared_tracks / name
     if not path.exists():
         pytest.skip(f'{path} not found')
-    return load_track(path if path.suffix else path.name,
-                      repo_root / 'maps' if path.suffix else path.parent)
+    if path.is_dir():
+        return load_track(path.name, path.parent)
+    return load_track(path, repo_root / 'maps')
 
 
 @pytest.mark.parametrize('name', SHIPPED)

@@ -582,12 +582,10 @@ def _compile_scan(numba: Any, width: int, parallel: bool,
             beam_x[k] = steady(np.float32(x * r00 + y * r01 + z * r02))
             beam_y[k] = steady(np.float32(x * r10 + y * r11 + z * r12))
         # beam 0's heading and the turn per beam, in float64: they only pick candidate beams
-        x0, y0 = lx[0] * r00 + ly[0] * r01, lx[0] * r10 + ly[0] * r11
-        theta0 = math.atan2(y0, x0)
-        step = 2.0 * math.pi
-        if n > 1:
-            x1, y1 = lx[1] * r00 + ly[1] * r01, lx[1] * r10 + ly[1] * r11
-            step = math.atan2(x0 * y1 - y0 * x1, x0 * x1 + y0 * y1)
+        # (``local`` is padded, so it has a beam 1 even for a scan of one)
+        theta0, step = plane_scan.beam_turn(
+            lx[0] * r00 + ly[0] * r01, lx[0] * r10 + ly[0] * r11,
+            lx[1] * r00 + ly[1] * r01, lx[1] * r10 + ly[1] * r11, n)
         depth = np.empty(count)
         hit = np.empty(count, np.int32)
         incidence_cosine = np.empty(count)

@@ -299,6 +299,17 @@ def _nearest_first(cells: np.ndarray, ox: float, oy: float,
 
 
 @inline_kernel
+def beam_turn(x0: float, y0: float, x1: float, y1: float,
+              beams: int) -> tuple[float, float]:
+    """The heading of beam 0, along (x0, y0), and the turn from it to beam 1, along (x1, y1)
+    (a whole turn for a scan of one beam): a scan's ``theta0`` and ``step``."""
+    theta0 = math.atan2(y0, x0)
+    if beams < 2:
+        return theta0, TWO_PI
+    return theta0, math.atan2(x0 * y1 - y0 * x1, x0 * x1 + y0 * y1)
+
+
+@inline_kernel
 def _fan(theta0: float, step: float, beams: int, first: int,
          count: int) -> tuple[float, float, float, float, float, int, int, int]:
     """What ``_cut`` needs of a scan of ``beams`` beams, beam i pointing at about ``theta0 +
@@ -412,10 +423,8 @@ def rasterise_boxes(frames: np.ndarray, skip: int, origin: np.ndarray,
             return False
     ox, oy, oz = origin[0], origin[1], origin[2]
     dx, dy = directions[:, 0], directions[:, 1]
-    theta0 = math.atan2(dy[0], dx[0])
-    step = TWO_PI
-    if n > 1:
-        step = math.atan2(dx[0] * dy[1] - dy[0] * dx[1], dx[0] * dx[1] + dy[0] * dy[1])
+    second = min(1, n - 1)
+    theta0, step = beam_turn(dx[0], dy[0], dx[second], dy[second], n)
     fan = _fan(theta0, step, n, 0, n)
     depth = np.full(n, far)
     box = np.full(n, -1, np.int32)

@@ -39,9 +39,9 @@ from arsim_core.league.race import (
 )
 from arsim_core.league.run import EventJob, event_result
 from arsim_core.track import load_track
-from arsim_launch.discovery import discovery_environment
 from arsim_launch.domains import reserved_domain
 from arsim_launch.nodes import NodeSpec, generate_nodes, validate
+from arsim_launch.process_environment import process_environment
 from arsim_launch.runner import run
 from arsim_launch.sockets import load_run
 
@@ -96,7 +96,7 @@ def run_ros_event(job: Mapping[str, Any], clips: ClipsFactory | None = None
     classification.unlink(missing_ok=True)  # an earlier run's: the event would end at once
     started = time.monotonic()
     with reserved_domain() as domain:
-        env, _ = discovery_environment(scenario.ros_discovery, os.environ)
+        env, _ = process_environment(scenario, os.environ)
         env = {**env, 'ROS_DOMAIN_ID': str(domain)}
         ended = _race(processes, env, scenario, classification,
                       START_WALL_S + WALL_PER_SIM_S * budget_s)

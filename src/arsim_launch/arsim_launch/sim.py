@@ -14,8 +14,8 @@ from pathlib import Path
 from arsim_core.errors import ArsimError
 from arsim_core.process.entrypoints import stop_on_signals
 from arsim_launch.arguments import launch_overrides, parse_arguments, usage
-from arsim_launch.discovery import discovery_environment
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
+from arsim_launch.process_environment import process_environment
 from arsim_launch.resources import default_settings, resources_dir
 from arsim_launch.runner import run
 from arsim_launch.sockets import load_run
@@ -47,7 +47,7 @@ def _main(argv: list[str] | None, stop: threading.Event) -> int:
         return 2
     print(f'[arsim] {scenario.source}: {len(scenario.cars)} car(s) on {scenario.track.name!r}, '
           f'topic map {scenario.topic_map.name!r}', file=sys.stderr)
-    env, discovery = discovery_environment(scenario.ros_discovery, os.environ)
+    env, discovery = process_environment(scenario, os.environ)
     print(f'[arsim] {discovery}', file=sys.stderr)
     processes = generate_nodes(scenario, settings, overrides)
     if wants_rviz:

@@ -31,9 +31,9 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 from arsim_core.process import heartbeat
 from arsim_launch.arguments import ARGUMENTS, launch_overrides
-from arsim_launch.discovery import discovery_environment
 from arsim_launch.failures import LastLines, failure_message, how_it_ended, silence_message
 from arsim_launch.nodes import generate_nodes, rviz_node, validate
+from arsim_launch.process_environment import process_environment
 from arsim_launch.resources import default_settings, resources_dir
 from arsim_launch.sockets import load_run
 
@@ -46,7 +46,7 @@ def _processes(context):
     scenario, overrides = load_run(settings, resources,
                                    launch_overrides(arguments, settings, resources))
     validate(scenario)
-    discovery_env, discovery = discovery_environment(scenario.ros_discovery, os.environ)
+    process_env, discovery = process_environment(scenario, os.environ)
     actions = [LogInfo(msg=discovery)]
     stopped = []  # the required process whose end stopped the launch, once one did
     ended = set()  # required processes that are no longer running
@@ -56,7 +56,7 @@ def _processes(context):
     if LaunchConfiguration('rviz').perform(context).lower() in ('true', '1', 'yes'):
         specs.append(rviz_node(scenario))
     for spec in specs:
-        env = {**discovery_env, heartbeat.ENV: str(beats / spec.name)}
+        env = {**process_env, heartbeat.ENV: str(beats / spec.name)}
         if spec.ros:
             # Strings stay strings: launch_ros would otherwise read them as YAML.
             parameters = {key: ParameterValue(value, value_type=str) if isinstance(value, str)

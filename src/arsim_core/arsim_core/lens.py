@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import cv2
+# OpenCV (about 15 MiB a process) is imported by the functions that use it: the launcher
+# imports this module to check a scenario and never calls them.
 import numpy as np
 
 from arsim_core.pinhole import Intrinsics
@@ -225,6 +226,7 @@ def _forward(intrinsics: Intrinsics, lens: Lens, normalised: np.ndarray) -> np.n
 def project(intrinsics: Intrinsics, lens: Lens, points: np.ndarray) -> np.ndarray:
     """Pixel coordinates (n, 2) of points (n, 3) in the optical frame, through the lens (in
     front of the camera, z > 0)."""
+    import cv2
     points = np.ascontiguousarray(points, np.float64).reshape(-1, 1, 3)
     zero = np.zeros(3)
     if lens.fisheye:
@@ -284,6 +286,7 @@ class Resampling:
 
     def remap(self, image: np.ndarray, nearest: bool, fill: float) -> np.ndarray:
         """``image`` (the ideal image) seen through the lens."""
+        import cv2
         if nearest:
             return cv2.remap(image, self.nearest, None, cv2.INTER_NEAREST,
                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
@@ -295,6 +298,7 @@ def resampling(intrinsics: Intrinsics, lens: Lens, oversample: float = OVERSAMPL
                ) -> Resampling:
     """The ideal image of ``lens`` and the maps that resample it (made once per camera: a
     640 x 480 camera's in about a tenth of a second)."""
+    import cv2
     ideal = ideal_intrinsics(intrinsics, lens, oversample)
     grid = np.stack(np.meshgrid(np.arange(intrinsics.width), np.arange(intrinsics.height)),
                     axis=-1).reshape(-1, 2).astype(np.float64)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-import cv2
+# OpenCV (about 15 MiB a process) is imported by the functions that use it: the launcher
+# imports this module to check a scenario and never calls them.
 import numpy as np
 from numpy.typing import NDArray
 
@@ -63,6 +64,7 @@ def boxes(semantic: NDArray[np.uint8], depth: NDArray[np.float32] | None = None,
     i + 1: the pixels of ``boxes[i]``). ``depth`` [m], of the same camera and frame, splits
     regions at depth jumps and tells what is nearer; without it, any bordering object
     counts as occluding."""
+    import cv2
     height, width = semantic.shape
     found: list[Box2D] = []
     instances = np.zeros((height, width), np.int32)
@@ -116,6 +118,7 @@ def _depth_edges(depth: NDArray[np.float32]) -> NDArray[np.bool_]:
 
 def _dilated(pixels: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """``pixels`` and their 8 neighbours."""
+    import cv2
     return cv2.dilate(pixels.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-import cv2
+# OpenCV (about 15 MiB a process) is imported by the functions that use it: the launcher
+# imports this module to check a scenario and never calls them.
 import numpy as np
 
 from arsim_core.errors import TrackError
@@ -47,6 +48,7 @@ def rasterize_walls(
     ``closed_fill`` fills closed walls with the even-odd rule (outer outlines and their holes),
     which is how outlines of occupied map regions turn back into the cells they came from.
     """
+    import cv2
     if resolution <= 0:
         msg = f'resolution must be positive, got {resolution}'
         raise TrackError(msg)

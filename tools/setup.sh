@@ -329,3 +329,6 @@ COLCON_DEFAULTS_FILE="$ROOT/build/.no-colcon-defaults" \
   run_logged "$ROOT/log/arsim-build.log" "colcon build" "$PY" -c "$COLCON_MAIN" "${colcon_args[@]}"
 echo "$build_id" >"$ROOT/install/.arsim-build.stamp"
 say "workspace built in $((SECONDS - start)) s; use it with: source tools/env.sh"
+# The kernels of this source version, compiled now rather than in the first run (its start-up
+# and its memory; tools/compile_kernels.py). No -u: install/setup.bash reads unset variables.
+bash -c 'source "$1/tools/env.sh" && python3 "$1/tools/compile_kernels.py"' _ "$ROOT" || true

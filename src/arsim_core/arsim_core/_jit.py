@@ -75,6 +75,11 @@ def _cache_dir() -> str | None:
 _CACHE_DIR = _cache_dir() if _numba is not None else None
 
 
+def cache_directory() -> Path | None:
+    """Where this source version's compiled kernels are cached; None when they are not."""
+    return Path(_CACHE_DIR) if _CACHE_DIR is not None else None
+
+
 def _hold_interrupts_while_compiling() -> None:
     """Hold stop signals while the main thread holds numba's compiler lock, which brackets
     compiling a kernel, loading it from the cache and saving it there."""

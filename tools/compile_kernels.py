@@ -4,8 +4,8 @@ machine starts in about 2 s instead of 23 and never holds the compiler's memory 
 peaks near 500 MiB PSS while it compiles, about 290 MiB from the cache).
 
 The default car steps a few times in the Gym environment: the engine, its dynamics, scan and
-race kernels are those of a ROS run. Prints one line; exits 0 whatever happens, since a run
-compiles what it lacks anyway."""
+race kernels are those of a ROS run. Prints a line when it compiled or failed; exits 0
+whatever happens, since a run compiles what it lacks anyway."""
 
 from __future__ import annotations
 

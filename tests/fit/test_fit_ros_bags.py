@@ -66,7 +66,7 @@ def record_and_fit(sim: Simulation, bag: Path, out: Path) -> str:
 
 def hidden_car_replay_error(bag: Path, hidden: Path) -> float:
     """How well the hidden car itself replays ``bag`` [%]: the floor of any fit, set by the
-    IMU's noise and by the commands' timing on the ROS graph, which varies from run to run."""
+    IMU's noise against what the drive excites, which varies from run to run."""
     vehicle = load_profile(hidden).vehicle
     recording = read_recording(bag, vehicle.vesc)
     replay = Replay(recording, plan(recording))

@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 from laps import DRIVER, DRIVER_WAITED_FOR
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from simharness import UNPACED, Probe, Simulation, driver_process, installed_resources, ros_env
+from std_msgs.msg import Header
 
 from arsim_core.config.profile import load_profile
+from arsim_core.fit.bagfile import read_bag
 from arsim_core.fit.figures import replay_errors
 from arsim_core.fit.recording import read_recording
 from arsim_core.fit.replay import Replay, plan
 
 VESC_NODES = Path(__file__).resolve().parents[1] / 'drivers' / 'vesc_nodes.py'
 DRIVE_S = 30.0
+FRAME_NS = 25_000_000  # the default 40 Hz, as fast as the LiDAR the driver answers
 HIDDEN = {'drive_dead_time': 0.025, 'drive_lag': 0.05, 'max_acceleration': 8.0}
 
 
@@ -76,6 +81,16 @@ def hidden_car_replay_error(bag: Path, hidden: Path) -> float:
     return 100.0 * errors.replay_error
 
 
+def answered_stamps(bag: Path, topic: str) -> list[int]:
+    """The stamps [ns] of what the car's dynamics node said on ``topic`` (``answered``: the
+    clock time it had stepped to when a driver's command reached it), from the first after
+    the hold at t = 0."""
+    contents = read_bag(bag, lambda name, _type: name == topic)
+    headers = [deserialize_message(data, Header) for _, data in contents.topics[topic].messages]
+    stamps = [h.stamp.sec * 1_000_000_000 + h.stamp.nanosec for h in headers]
+    return [stamp for stamp in stamps if stamp > 0]
+
+
 def assert_hidden_car_found(printed: str, fitted: Path, floor: float) -> None:
     """The fitted car replays the bag as well as the hidden car does (``floor``, its replay
     error, within 10 %), the start profile at least three times worse, and the hidden values
@@ -123,3 +138,8 @@ def test_a_vesc_stack_bag_gives_back_the_hidden_car(simulation, tmp_path) -> Non
     assert '/commands/motor/speed' in report and '/commands/servo/position' in report
     assert_hidden_car_found(printed, tmp_path / 'fitted' / 'car.yaml',
                             hidden_car_replay_error(bag, hidden))
+    # every answer to a scan reached the car before the next /clock: one frame apart each
+    stamps = answered_stamps(bag, '/arsim/ego/answered')
+    assert len(stamps) > 0.9 * DRIVE_S * 1e9 / FRAME_NS, len(stamps)
+    steps = Counter(b - a for a, b in zip(stamps, stamps[1:], strict=False))
+    assert set(steps) == {FRAME_NS}, steps

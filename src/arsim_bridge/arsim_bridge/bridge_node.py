@@ -20,7 +20,7 @@ from rclpy.duration import Duration
 from rclpy.executors import Executor
 from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, Header
 
 from arsim_bridge import qos, stopping
 from arsim_bridge.clip_packer import clip_recorder
@@ -41,7 +41,7 @@ from arsim_bridge.sim_events import sim_event
 from arsim_core import endpoints
 from arsim_core.config.drivers import ZOO_NAMES
 from arsim_core.config.race_event import classification_path
-from arsim_core.config.scenario import Scenario
+from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.drivers.pilots import LockstepPilots
 from arsim_core.engine import (
     CarState,
@@ -111,15 +111,7 @@ class Bridge(CountingNode):
             self.create_subscription(CarStateMsg, car.names.state_topic, self.on_state,
                                      qos.STREAM)
             if self.scenario.wait_for_drivers or self.scenario.start_on_first_command:
-                heard = functools.partial(self.on_command, car.name)
-                if car.names.vesc is None:
-                    self.create_subscription(AckermannDriveStamped, car.names.drive_topic,
-                                             heard, qos.STREAM)
-                else:  # ackermann_to_vesc's last message of a command reaches the car
-                    self.create_subscription(Float64, car.names.vesc.servo_topic, heard,
-                                             qos.STREAM)
-                self.create_subscription(CarCommand, car.names.command_topic, heard,
-                                         qos.STREAM)
+                self.hear_drivers(car)
         self.fanout: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.XPUB)
         self.fanout.setsockopt(zmq.LINGER, 0)
         try:
@@ -169,6 +161,21 @@ class Bridge(CountingNode):
                 x, y, yaw, msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z,
                 msg.accel.linear.x, msg.accel.linear.y, msg.steering_angle,
                 msg.pose.position.z))
+
+    def hear_drivers(self, car: CarSpec) -> None:
+        """Count a driver as answered when its command reached the car: as arsim's dynamics
+        node says (a command reaches each subscriber at its own moment, so the bridge's own
+        copy may come first), or, for a car a user's node integrates, on the command topics."""
+        heard = functools.partial(self.on_command, car.name)
+        if not car.external_dynamics:
+            self.create_subscription(Header, car.names.answered_topic, heard, qos.STREAM)
+            return
+        if car.names.vesc is None:
+            self.create_subscription(AckermannDriveStamped, car.names.drive_topic, heard,
+                                     qos.STREAM)
+        else:  # ackermann_to_vesc's last message of a command reaches the car
+            self.create_subscription(Float64, car.names.vesc.servo_topic, heard, qos.STREAM)
+        self.create_subscription(CarCommand, car.names.command_topic, heard, qos.STREAM)
 
     def on_command(self, car: str, _msg: object) -> None:
         self.drivers.heard(car)

@@ -3,6 +3,12 @@
 Contract (docs/dynamics-node.md): on every /clock message the node integrates from the previous
 clock time to the new one with the latest command, then publishes the car's state stamped with
 the new time on ``state``. Any node that keeps this contract can replace this one for a car.
+
+This node also says on ``answered`` when a driver's command reached it (an Ackermann or arsim
+command, or a VESC's servo position, the last of the two that ``ackermann_to_vesc`` sends),
+applied or refused: a bridge that waits for the drivers (``wait_for_drivers``) moves /clock on
+only then, so the command acts from the next integration however late its message reached
+this node compared with the bridge's copy.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from typing import Any
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import Pose, PoseStamped, PoseWithCovarianceStamped
 from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Header
 
 from arsim_bridge import qos
 from arsim_bridge.car_state_msg import car_state_message
@@ -22,6 +29,7 @@ from arsim_bridge.common import (
     planar,
     run_node,
     to_ns,
+    to_time,
 )
 from arsim_bridge.ledger import CountingNode
 from arsim_bridge.sim_events import sim_event
@@ -51,6 +59,7 @@ class DynamicsNode(CountingNode):
         self.start_counting(scenario, dynamics_publisher(self.car.name))
         self.state_pub = self.create_publisher(CarState, 'state', qos.STREAM)
         self.event_pub = self.create_publisher(SimEvent, 'events', qos.STREAM)
+        self.answered_pub = self.create_publisher(Header, 'answered', qos.STREAM)
         # Commands are subscribed before /clock: when both are waiting, the executor serves
         # them in creation order, so a command is applied before the frame it arrived for.
         # A car driven through its VESC takes no Ackermann command: the user's
@@ -61,7 +70,8 @@ class DynamicsNode(CountingNode):
             self.create_subscription(AckermannDriveStamped, 'drive', self.on_drive, qos.STREAM)
         else:
             assert self.car.profile.vehicle.vesc is not None  # checked with the scenario
-            self.vesc = VescPort(self, self.vehicle, self.car.profile.vehicle.vesc, vesc)
+            self.vesc = VescPort(self, self.vehicle, self.car.profile.vehicle.vesc, vesc,
+                                 self.answered)
         self.create_subscription(CarCommand, 'command', self.on_command, qos.STREAM)
         self.create_subscription(CarReset, 'reset', self.on_reset, qos.STREAM)
         pose_tool = {0: (PoseWithCovarianceStamped, scenario.topic_map.initialpose_topic),
@@ -121,8 +131,9 @@ class DynamicsNode(CountingNode):
             self.get_logger().warn(f'ignoring drive command ({problem}): speed={d.speed} '
                                    f'steering_angle={d.steering_angle}',
                                    throttle_duration_sec=WARN_PERIOD_S)
-            return
-        self.vehicle.set_ackermann(*values)
+        else:
+            self.vehicle.set_ackermann(*values)
+        self.answered()
 
     def on_command(self, msg: CarCommand) -> None:
         ok = finite(msg.throttle, msg.brake, msg.steering) and 0.0 <= msg.throttle <= 1.0 \
@@ -132,8 +143,15 @@ class DynamicsNode(CountingNode):
                 f'ignoring command: throttle={msg.throttle} brake={msg.brake} steering='
                 f'{msg.steering} (expected [0,1], [0,1], [-1,1])',
                 throttle_duration_sec=WARN_PERIOD_S)
-            return
-        self.vehicle.set_normalised(msg.throttle, msg.brake, msg.steering)
+        else:
+            self.vehicle.set_normalised(msg.throttle, msg.brake, msg.steering)
+        self.answered()
+
+    def answered(self) -> None:
+        """A driver's command reached this car (module docstring), stamped with the last
+        clock time the car stepped to."""
+        header = Header(stamp=to_time(self.time_ns or 0), frame_id=self.car.names.base_frame)
+        self.answered_pub.publish(header)
 
     def on_pose_tool(self, msg: PoseWithCovarianceStamped | PoseStamped) -> None:
         """RViz's '2D Pose Estimate' (ego) or '2D Goal Pose' (second car): place the car."""

@@ -11,6 +11,7 @@ every other topic map.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from std_msgs.msg import Float64
@@ -28,12 +29,13 @@ class VescPort:
     """The VESC topics of one car, bound to its ``Vehicle``."""
 
     def __init__(self, node: Any, vehicle: Vehicle, params: VescParameters,
-                 topics: VescTopics) -> None:
+                 topics: VescTopics, answered: Callable[[], None]) -> None:
         from vesc_msgs.msg import VescStateStamped
 
         mass = vehicle.config.params.body.mass
         self.node = node
         self.vehicle = vehicle
+        self.answered = answered  # called after each servo command: the last of a driver's
         self.drive = VescDrive(params, mass)
         self.monitor = VescMonitor(params, mass)
         self._state = VescStateStamped()
@@ -52,6 +54,7 @@ class VescPort:
     def on_servo(self, msg: Float64) -> None:
         if self._apply(self.drive.command_servo(msg.data)):
             self.servo_pub.publish(Float64(data=self.drive.servo))
+        self.answered()
 
     def _apply(self, problem: str | None) -> bool:
         """Give the car the VESC's command, or say why a message changed nothing."""

@@ -223,6 +223,7 @@ def _car_nodes(scenario: Scenario, car: CarSpec, parameters: dict[str, Any],
     params = {**parameters, 'car': car.name}
     dynamics = [('state', n.state_topic), ('drive', n.drive_topic),
                 ('command', n.command_topic), ('reset', n.reset_topic),
+                ('answered', n.answered_topic),
                 ('events', scenario.topic_map.event_topic),
                 ('track', scenario.topic_map.track_topic)]
     sensors = [('odom', n.odom_topic), *n.sensor_topics.items()]

@@ -42,6 +42,7 @@ class CarNames:
     command_topic: str
     state_topic: str
     reset_topic: str
+    answered_topic: str  #: arsim's dynamics node: a driver's command reached the car
     odom_frame: str
     base_frame: str
     odom_relative_to_start: bool
@@ -84,6 +85,7 @@ class _CarTemplate:
             command_topic=fill('command_topic', '/arsim/{car}/command'),
             state_topic=fill('state_topic', '/arsim/{car}/state'),
             reset_topic=fill('reset_topic', '/arsim/{car}/reset'),
+            answered_topic=f'/arsim/{car}/answered',
             odom_frame=fill('odom_frame'), base_frame=fill('base_frame'),
             odom_relative_to_start=s.boolean('odom_relative_to_start', False),
             odom_tf=s.boolean('odom_tf', True), vesc=vesc,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from arsim_core.config.profile import load_profile
 from arsim_core.fit.bagfile import read_bag
 from arsim_core.fit.figures import replay_errors
 from arsim_core.fit.recording import read_recording
-from arsim_core.fit.replay import Replay, plan
+from arsim_core.fit.replay import Replay, compared_erpm_gain, plan
 
 VESC_NODES = Path(__file__).resolve().parents[1] / 'drivers' / 'vesc_nodes.py'
 DRIVE_S = 30.0
@@ -75,9 +76,8 @@ def hidden_car_replay_error(bag: Path, hidden: Path) -> float:
     vehicle = load_profile(hidden).vehicle
     recording = read_recording(bag, vehicle.vesc)
     replay = Replay(recording, plan(recording))
-    vesc = vehicle.vesc if recording.commands.vesc is not None else None
     errors = replay_errors(replay, replay.simulate(vehicle),
-                           vesc.speed_to_erpm_gain if vesc is not None else None)
+                           compared_erpm_gain(recording, vehicle))
     return 100.0 * errors.replay_error
 
 
@@ -141,5 +141,5 @@ def test_a_vesc_stack_bag_gives_back_the_hidden_car(simulation, tmp_path) -> Non
     # every answer to a scan reached the car before the next /clock: one frame apart each
     stamps = answered_stamps(bag, '/arsim/ego/answered')
     assert len(stamps) > 0.9 * DRIVE_S * 1e9 / FRAME_NS, len(stamps)
-    steps = Counter(b - a for a, b in zip(stamps, stamps[1:], strict=False))
+    steps = Counter(b - a for a, b in pairwise(stamps))
     assert set(steps) == {FRAME_NS}, steps

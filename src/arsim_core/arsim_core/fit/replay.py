@@ -184,6 +184,14 @@ class Replay:
             vehicle.set_ackermann(*drive.ackermann())
 
 
+def compared_erpm_gain(recording: Recording, config: VehicleConfig) -> float | None:
+    """The ERPM per m/s that ``measured`` and ``simulated_channels`` compare speeds with:
+    the profile's, where the recording holds the VESC's commands; else None (m/s)."""
+    if recording.commands.vesc is None or config.vesc is None:
+        return None
+    return config.vesc.speed_to_erpm_gain
+
+
 def measured(recording: Recording, erpm_gain: float | None = None) -> NDArray[np.float64]:
     """The recorded channels as (samples, 3): speed (the ERPM over ``erpm_gain`` when the
     VESC gives the speed), yaw rate, lateral acceleration (NaN without an IMU)."""

@@ -16,7 +16,7 @@ from arsim_core.fit.figures import ReplayErrors, replay_errors
 from arsim_core.fit.identify import Verdict
 from arsim_core.fit.parameters import candidates
 from arsim_core.fit.recording import read_recording
-from arsim_core.fit.replay import Replay, plan
+from arsim_core.fit.replay import Replay, compared_erpm_gain, plan
 from arsim_core.fit.solve import fit
 
 #: Replays a fit typically takes, for the progress bar's length.
@@ -47,7 +47,7 @@ def fit_bag(bag: Path, profile: Path, out: Path, report_path: Path, randomizatio
     vesc = recording.commands.vesc is not None
     params = candidates(vehicle, vesc)
     replay = Replay(recording, plan(recording))
-    erpm_gain = vehicle.vesc.speed_to_erpm_gain if vesc and vehicle.vesc is not None else None
+    erpm_gain = compared_erpm_gain(recording, vehicle)
     with tqdm(total=EXPECTED_REPLAYS, desc='arsim-fit', unit='replay', disable=not progress,
               leave=False) as bar:
         result = fit(recording, replay, vehicle, params, lambda: bar.update(), erpm_gain)

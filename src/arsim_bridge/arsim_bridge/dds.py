@@ -18,9 +18,11 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from arsim_core.config.sensors import CameraSpec, Lidar3DSpec
+
 SEGMENT_BYTES = 32 * 1024 * 1024
 LARGE_MESSAGES_ENV = 'ARSIM_DDS_LARGE_MESSAGES'  # 0: no sensor here publishes large messages
-LARGE_SENSOR_KINDS = frozenset({'camera', 'lidar3d'})  # images and point clouds
+LARGE_SENSOR_KINDS = frozenset({CameraSpec.kind, Lidar3DSpec.kind})  # images, point clouds
 
 PROFILE = f'''<?xml version="1.0" encoding="UTF-8"?>
 <profiles xmlns="http://www.eprosima.com">

@@ -35,7 +35,7 @@ class VescPort:
         mass = vehicle.config.params.body.mass
         self.node = node
         self.vehicle = vehicle
-        self.answered = answered  # called after each servo command: the last of a driver's
+        self.answered = answered  # after each servo position, a driver's command's last message
         self.drive = VescDrive(params, mass)
         self.monitor = VescMonitor(params, mass)
         self._state = VescStateStamped()

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from simharness import backend_process
 
+from arsim_core.backend import exposure
 from arsim_core.backend.camera import Camera
 from arsim_core.backend.exposure import LINEAR, ImageSensor, decode
 from arsim_core.backend.server import EmbeddedBackend
@@ -120,6 +121,37 @@ def test_noise_repeats_for_a_seed_and_differs_between_seeds() -> None:
     assert np.array_equal(sensor.apply(image, PERIOD, 7), first)
     assert not np.array_equal(sensor.apply(image, PERIOD, 8), first)
     assert np.array_equal(image, flat(100))  # the renderer's image is left as it was
+
+
+def _draw_of_each_value(noisy, values: int, seed: int) -> np.ndarray:
+    """The draw (0 .. 2^DRAW_BITS - 1) ``noisy`` takes for each of ``values`` values: its
+    table is each draw itself."""
+    draws = 1 << exposure.DRAW_BITS
+    table = np.tile(np.arange(draws, dtype=np.uint8), 256)
+    out = np.empty(values, np.uint8)
+    noisy(np.zeros(values, np.uint8), table, np.uint64(seed), np.empty((values + 7) // 8,
+                                                                      np.uint64), out)
+    return out
+
+
+def test_noise_draws_are_fair_and_independent() -> None:
+    draws = _draw_of_each_value(exposure.noisy, 1 << 20, 99)
+    bins = 1 << exposure.DRAW_BITS
+    counts = np.bincount(draws, minlength=bins)
+    assert counts.size == bins
+    chi_square = float(((counts - draws.size / bins) ** 2).sum() / (draws.size / bins))
+    assert chi_square < 104  # 63 degrees of freedom: above 103.4 one time in a thousand
+    # neighbouring values (a pixel's channels, and the next pixel) draw independently
+    centred = draws.astype(np.float64) - 0.5 * (bins - 1)
+    for lag in (1, 3, 8):
+        assert abs(float(np.corrcoef(centred[:-lag], centred[lag:])[0, 1])) < 0.005
+
+
+@pytest.mark.skipif(not exposure.NUMBA_ENABLED, reason='needs numba')
+def test_noise_draws_are_the_same_with_numba_and_without() -> None:
+    for values in (1, 13, 160 * 120 * 3):
+        assert np.array_equal(_draw_of_each_value(exposure._noisy, values, 5),
+                              _draw_of_each_value(exposure._noisy_numpy, values, 5))
 
 
 # --- vignetting ------------------------------------------------------------------------------

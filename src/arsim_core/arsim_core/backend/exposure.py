@@ -17,17 +17,18 @@ arithmetic on every pixel:
    gain, and starts again when the camera is reseeded or time goes back.
 3. Photon noise: a pixel of linear light L collects n = L * full_well electrons; shot noise
    (Poisson, sqrt(n)) and read noise (r electrons) add, the gain amplifies both, and the
-   output is ``encode(g (n + sqrt(n + r^2) z) / full_well)``. Per level (and gain), the mean
-   and variance of that light over z ~ N(0, 1) are worked out on 64 quantiles of z, and each
-   pixel draws its display value as a mean plus a spread times a Gaussian draw (one random byte
-   per pixel and channel, the generator's raw output, turned into one of 256 Gaussian
-   quantiles), in 1/16 of a level; mean and spread are chosen so that the light decoded from
-   the draws has the model's mean and variance (below the shoulder; above it, the display
-   values' own). So the variance of each level follows the photon model; the shape of its
-   distribution is taken as Gaussian in display values.
+   output is ``encode(g max(n + sqrt(n + r^2) z, 0) / full_well)``. z is drawn per pixel and
+   channel as one of 64 evenly spaced quantiles of N(0, 1) (six random bits), so the output of
+   each level is a function of the draw alone: one table of 256 levels x 64 draws per gain
+   (``noise_table``), which holds the model's distribution itself (to the nearest 8-bit value)
+   rather than a fit of its moments. A frame costs one look-up per value, and a change of gain
+   16,384 encodings. 64 quantiles reach 2.4 sigma: finer ones change no statistic that 8-bit
+   values can show at the noise levels of real sensors.
 
 Every draw comes from the frame's own seed (the run's seed, the car, the sensor and the frame
-time), so a rerun gives the same images bit for bit.
+time) through SplitMix64 (Steele, Lea and Flood, OOPSLA 2014: a counter hashed, which passes
+BigCrush), eight bytes per word, so a rerun gives the same images bit for bit, on any number
+of threads, with numba or without.
 """
 
 from __future__ import annotations
@@ -39,20 +40,19 @@ from typing import Any
 import cv2
 import numpy as np
 
+from arsim_core._jit import NUMBA_ENABLED, inline_kernel, kernel, python_function
 from arsim_core.backend.pixel_rays import pixel_rays
 from arsim_core.lens import Resampling
 from arsim_core.pinhole import Intrinsics
 from arsim_core.protocol.appearance import SHOULDER, encode
-from arsim_core.protocol.camera_effects import CameraEffects, Exposure
+from arsim_core.protocol.camera_effects import CameraEffects, Exposure, PhotonNoise
 
 TOP_LEVEL = 1.0 - 0.5 / 255.0  # level 255 decodes as if half a level below 1 (1 is infinity)
 METER_STEP = 4  # auto exposure meters every fourth row and column
-BAND_VALUES = 1 << 18  # values (pixels x channels) of the bands of rows ``apply`` works on
-_BISECTIONS = 24  # halvings of the log gain range when solving for the metered gain
-_SUB = 16  # fixed-point steps per display level of the noisy image
-_SPREAD_SCALE = 64  # fixed-point steps per level of the spread table
-_DRAW_SCALE = 256  # fixed-point steps per unit of the Gaussian draws
-_QUANTILES = 64  # points of z the mean and spread of each level are worked out on
+LOG_GAIN_TOLERANCE = 1e-7  # of the metered gain's logarithm
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's counter step
+_MIX_1, _MIX_2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
 
 
 def decode(display: np.ndarray) -> np.ndarray:
@@ -73,9 +73,44 @@ def _normal_quantiles(count: int) -> np.ndarray:
     return z / math.sqrt(float(np.mean(z * z)))
 
 
-# A random byte b per pixel and channel stands for the Gaussian draw DRAWS[b] (fixed point).
-DRAWS = np.rint(_normal_quantiles(256) * _DRAW_SCALE).astype(np.int16)
-_Z = _normal_quantiles(_QUANTILES)
+DRAW_BITS = 6  # random bits per value: it draws one of 2^6 quantiles of N(0, 1)
+# The draw d (0 .. 63) of a pixel and channel stands for the Gaussian z = DRAWS[d].
+DRAWS = _normal_quantiles(1 << DRAW_BITS)
+_DRAW_MASK = np.uint32((1 << DRAW_BITS) - 1)
+
+
+@inline_kernel
+def splitmix64(state: Any) -> Any:
+    """SplitMix64's output for a counter ``state`` (uint64, a scalar or an array)."""
+    state = (state ^ (state >> _SHIFTS[0])) * _MIX_1
+    state = (state ^ (state >> _SHIFTS[1])) * _MIX_2
+    return state ^ (state >> _SHIFTS[2])
+
+
+@kernel
+def _noisy(levels: np.ndarray, table: np.ndarray, key: np.uint64, words: np.ndarray,
+           out: np.ndarray) -> None:
+    """``out[i] = table[levels[i], draw i]`` (flat uint8 arrays; ``table`` 256 levels x
+    2^DRAW_BITS draws, flat), draw i the low bits of byte i of the SplitMix64 stream of
+    ``key``; ``words`` (uint64, at least a word per eight values) holds the stream."""
+    for k in range((levels.size + 7) // 8):
+        words[k] = splitmix64(key + np.uint64(k + 1) * _GOLDEN)
+    draws = words.view(np.uint8)
+    for i in range(levels.size):
+        out[i] = table[(np.uint32(levels[i]) << DRAW_BITS) | (draws[i] & _DRAW_MASK)]
+
+
+def _noisy_numpy(levels: np.ndarray, table: np.ndarray, key: np.uint64, words: np.ndarray,
+                 out: np.ndarray) -> None:
+    """``_noisy`` in NumPy, for machines without numba: the same values."""
+    count = (levels.size + 7) // 8
+    counters = np.arange(1, count + 1, dtype=np.uint64) * _GOLDEN + key
+    words[:count] = python_function(splitmix64)(counters)
+    draws = words.view(np.uint8)[:levels.size] & _DRAW_MASK
+    np.take(table, (levels.astype(np.intp) << DRAW_BITS) | draws, out=out)
+
+
+noisy = _noisy if NUMBA_ENABLED else _noisy_numpy
 
 
 class ImageSensor:
@@ -86,9 +121,11 @@ class ImageSensor:
         self.exposure = effects.exposure or Exposure()
         self.noise = effects.photon_noise
         self.vignette = _vignette(effects, intrinsics, resampling)
+        self._metered_vignette = None if self.vignette is None else _metered(self.vignette)
         self.gain = self.exposure.gain
         self._time_ns: int | None = None
-        self._tables: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._table: tuple[float, np.ndarray] | None = None
+        self._collected = _collected(self.noise)
         self._buffers: dict[str, np.ndarray] = {}
         self._flip = 0
 
@@ -110,46 +147,20 @@ class ImageSensor:
         out = self._buffer(f'out{self._flip}', rgb.shape, np.uint8)
         if self.auto:
             self._follow(rgb, time_ns)
-        exposure = None if self.noise is not None or self.gain == 1.0 \
-            else self._exposure_table()
-        noise = self._noise_tables() if self.noise is not None else None
-        # Raw 64-bit words of the generator, as bytes: the cheapest uniform draws it makes.
-        words = np.random.default_rng(seed).bit_generator if noise is not None else None
-        # Band by band of rows, so that every temporary of a band stays in the CPU's cache.
-        rows = max(1, BAND_VALUES // max(rgb[0].size, 1))
-        for top in range(0, rgb.shape[0], rows):
-            band = slice(top, top + rows)
-            self._band(rgb[band], out[band], band, exposure, noise, words)
-        return out
-
-    def _band(self, image: np.ndarray, out: np.ndarray, band: slice,
-              exposure: np.ndarray | None, noise: tuple[np.ndarray, np.ndarray] | None,
-              words: Any) -> None:
-        """One band of rows of ``apply``, into ``out``."""
-        shape = (BAND_VALUES // max(image[0].size, 1) or 1, *image.shape[1:])
-        size = image.shape[0]
+        image = rgb
         if self.vignette is not None:
-            image = cv2.multiply(image, self.vignette[band],
-                                 dst=self._buffer('vignetted', shape, np.uint8)[:size],
-                                 scale=1.0 / 255.0)
-        if noise is None:
-            if exposure is None:
-                np.copyto(out, image)
-            else:
-                cv2.LUT(image, exposure, dst=out)
-            return
-        mean, spread = noise
-        draws = np.asarray(words.random_raw(-(-image.size // 8))).view(np.uint8)[:image.size]
-        drawn = self._buffer('drawn', shape, np.int16)[:size]
-        spreads = self._buffer('spreads', shape, np.int16)[:size]
-        noisy = self._buffer('noisy', shape, np.uint16)[:size]
-        cv2.LUT(draws.reshape(image.shape), DRAWS, dst=drawn)
-        cv2.LUT(image, spread, dst=spreads)
-        cv2.multiply(spreads, drawn, dst=drawn, scale=_SUB / (_SPREAD_SCALE * _DRAW_SCALE),
-                     dtype=cv2.CV_16S)
-        cv2.LUT(image, mean, dst=noisy)
-        cv2.add(noisy, drawn, dst=noisy, dtype=cv2.CV_16U)  # saturates: below 0 is 0
-        cv2.convertScaleAbs(noisy, dst=out, alpha=1.0 / _SUB)
+            image = cv2.multiply(rgb, self.vignette, scale=1.0 / 255.0,
+                                 dst=self._buffer('vignetted', rgb.shape, np.uint8))
+        if self.noise is not None:
+            key = python_function(splitmix64)(np.array([seed], np.uint64))[0]
+            words = self._buffer('draws', ((rgb.size + 7) // 8,), np.uint64)
+            noisy(image.reshape(-1), self.noise_table().reshape(-1), key, words,
+                  out.reshape(-1))
+        elif self.gain != 1.0:
+            cv2.LUT(image, self._exposure_table(), dst=out)
+        else:
+            np.copyto(out, image)
+        return out
 
     def _buffer(self, name: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
         """A temporary array, this camera's own from frame to frame (fresh arrays of image
@@ -176,59 +187,58 @@ class ImageSensor:
     def metered_gain(self, image: np.ndarray) -> float:
         """The gain, within the exposure's limits, that gives ``image`` (as rendered, before
         vignetting and gain) the target mean display brightness."""
-        sample = np.ascontiguousarray(image[::METER_STEP, ::METER_STEP])
+        sample = _metered(image)
         if self.vignette is not None:
-            sample = cv2.multiply(sample, self.vignette[::METER_STEP, ::METER_STEP],
-                                  scale=1.0 / 255.0)
+            sample = cv2.multiply(sample, self._metered_vignette, scale=1.0 / 255.0)
         counts = np.bincount(sample.reshape(-1), minlength=256)
-        weights = counts / max(int(counts.sum()), 1)
+        shown = np.flatnonzero(counts)  # only the levels the image has count
+        weights, light = counts[shown] / max(int(counts.sum()), 1), LINEAR[shown]
         exposure = self.exposure
 
-        def brightness(gain: float) -> float:
-            return float(weights @ encode(gain * LINEAR))
+        def excess(log_gain: float) -> float:
+            """Mean display brightness at the gain, less the target: rises with the gain."""
+            return float(weights @ encode(math.exp(log_gain) * light)) - exposure.target
 
         low, high = math.log(exposure.gain_min), math.log(exposure.gain_max)
-        if brightness(math.exp(high)) <= exposure.target:
+        if excess(high) <= 0.0:
             return exposure.gain_max
-        if brightness(math.exp(low)) >= exposure.target:
+        if excess(low) >= 0.0:
             return exposure.gain_min
-        for _ in range(_BISECTIONS):
-            middle = 0.5 * (low + high)
-            if brightness(math.exp(middle)) < exposure.target:
-                low = middle
-            else:
-                high = middle
-        return math.exp(0.5 * (low + high))
+        from scipy.optimize import brentq  # here: only auto exposure needs it
+
+        return math.exp(brentq(excess, low, high, xtol=LOG_GAIN_TOLERANCE))
 
     def _exposure_table(self) -> np.ndarray:
         """Each level after the gain, without noise."""
         return np.rint(255.0 * encode(self.gain * LINEAR)).astype(np.uint8)
 
-    def _noise_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per level, the mean (in 1/_SUB of a level) and the spread (1/_SPREAD_SCALE) of the
-        noisy display value at the current gain; kept while the gain stays."""
-        if self._tables is not None and self._tables[0] == self.gain:
-            return self._tables[1], self._tables[2]
-        assert self.noise is not None
-        full_well, read = self.noise.full_well, self.noise.read_noise
-        electrons = LINEAR[:, None] * full_well
-        collected = electrons + np.sqrt(electrons + read * read) * _Z[None, :]
-        light = (self.gain / full_well) * np.maximum(collected, 0.0)
-        display = 255.0 * encode(light)
-        mean, spread = display.mean(axis=1), display.std(axis=1)
-        # Below the shoulder display values are sqrt(light): a draw m + s z there has the
-        # linear mean m^2 + s^2 and variance 4 m^2 s^2 + 2 s^4, which are set to the model's
-        # (matching the display values' moments instead overstates the variance of dark
-        # levels, whose noise bends through the square root).
-        mu, variance = light.mean(axis=1), light.var(axis=1)
-        root = np.sqrt(np.maximum(mu * mu - 0.5 * variance, 0.0))
-        gamma = (mean < 255.0 * math.sqrt(SHOULDER)) & (mu * mu >= 0.5 * variance)
-        mean = np.where(gamma, 255.0 * np.sqrt(root), mean)
-        spread = np.where(gamma, 255.0 * np.sqrt(np.maximum(mu - root, 0.0)), spread)
-        mean = np.rint(mean * _SUB).astype(np.uint16)
-        spread = np.rint(np.minimum(spread * _SPREAD_SCALE, 32767)).astype(np.int16)
-        self._tables = (self.gain, mean, spread)
-        return mean, spread
+    def noise_table(self) -> np.ndarray:
+        """The noisy output of each level (row) for each draw (column) at the current gain
+        (256 x 2^DRAW_BITS, uint8); kept while the gain stays."""
+        if self._table is None or self._table[0] != self.gain:
+            self._table = (self.gain, np.rint(255.0 * encode(self.gain * self._collected))
+                           .astype(np.uint8))
+        return self._table[1]
+
+
+def _metered(image: np.ndarray) -> np.ndarray:
+    """Every METER_STEP-th row and column of ``image`` (nearest-neighbour resizing picks
+    them, four times faster than copying a strided view; it leaves out a last one that a
+    side's rounding drops)."""
+    if min(image.shape[:2]) < 2 * METER_STEP:  # too small to resize by a quarter
+        return np.ascontiguousarray(image[::METER_STEP, ::METER_STEP])
+    step = 1.0 / METER_STEP
+    return cv2.resize(image, None, fx=step, fy=step, interpolation=cv2.INTER_NEAREST)
+
+
+def _collected(noise: PhotonNoise | None) -> np.ndarray:
+    """Linear light at gain 1 of each level (row) for each draw (column): the electrons
+    collected, ``max(n + sqrt(n + r^2) z, 0)``, over the full well; empty without noise."""
+    if noise is None:
+        return np.empty((0, 0))
+    electrons = LINEAR[:, None] * noise.full_well
+    collected = electrons + np.sqrt(electrons + noise.read_noise ** 2) * DRAWS[None, :]
+    return np.maximum(collected, 0.0) / noise.full_well
 
 
 def _vignette(effects: CameraEffects, intrinsics: Intrinsics,

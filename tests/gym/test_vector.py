@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+from arsim_core._jit import NUMBA_ENABLED, THREADED_ROWS
 from arsim_gym.env import RaceEnv
 from arsim_gym.vector import RaceVectorEnv
 
@@ -245,3 +246,29 @@ def test_a_packed_env_draws_the_sensor_noise_of_its_single_env(make_vector: Make
         obs, *_ = vector.step(action)
         expected = [env.step(action[i])[0] for i, env in enumerate(singles)]
     assert not np.array_equal(obs['scan'][0], obs['scan'][1])  # each its own noise
+
+
+@pytest.mark.skipif(not NUMBA_ENABLED, reason="the threads are numba's")
+def test_threads_step_a_large_vector_exactly_as_one_thread(make_vector: MakeVector) -> None:
+    """With ``threads`` > 1, THREADED_ROWS or more races step their dynamics and race metrics
+    over numba's threads: the same numbers, bit for bit, through crashes and autoresets."""
+    envs = THREADED_ROWS
+    serial, threaded = (make_vector(envs, threads=threads, scan=False, max_time=0.6,
+                                    randomization=JITTER) for threads in (1, 2))
+    engine = threaded.core.sims[0].engine
+    assert [fleet.threads for fleet in engine.fleets] == [2]
+    assert engine.metrics is not None and engine.metrics.threads == 2
+    actions = np.random.default_rng(4).uniform(threaded.action_space.low,
+                                               threaded.action_space.high,
+                                               (150, *threaded.action_space.shape))
+    first, second = serial.reset(seed=1)[0], threaded.reset(seed=1)[0]
+    ended = 0
+    for action in actions:
+        for key in first:
+            np.testing.assert_array_equal(second[key], first[key], err_msg=key)
+        first, *one = serial.step(action)
+        second, *other = threaded.step(action)
+        for a, b in zip(one[:3], other[:3], strict=True):
+            np.testing.assert_array_equal(b, a)
+        ended += int(one[1].sum() + one[2].sum())
+    assert ended > envs  # every race's time ran out at least once; some crashed

@@ -121,6 +121,25 @@ def inline_kernel(func: F) -> F:
     return cached_njit(func, error_model='numpy', inline='always')
 
 
+#: Fewest rows (cars) a batch spreads over threads: below, starting them costs more than they
+#: save (64 one-car races stepped as fast on one thread as on two here).
+THREADED_ROWS = 64
+
+
+def parallel_kernel(func: F) -> F:
+    """``kernel`` whose ``prange`` loops run on numba's threads: for in-process users who give
+    cores to a batch of cars (``threads`` > 1). Its loops spin while they wait, and slow down
+    many times over when another process takes their core, so a simulation that shares its
+    cores keeps to the serial kernels."""
+    if _numba is None:
+        return func
+    return cached_njit(func, error_model='numpy', parallel=True)
+
+
+#: ``numba.prange`` in a ``parallel_kernel``, ``range`` without numba.
+prange: Callable[..., Any] = range if _numba is None else _numba.prange
+
+
 def cached_njit(func: Callable[..., Any], **options: Any) -> Any:
     """``numba.njit(nogil=True, **options)(func)``, cached in this source version's directory
     when there is a writable one. Requires numba."""

@@ -97,7 +97,8 @@ class Sim:
         self.built_track = track.name if isinstance(track, Track) else track
         # Observations hold ranges only: scans skip the intensities.
         self.renderer = InProcessRenderer(options.threads, scan_intensity=False)
-        self.engine = Engine(setup.scenario, self.renderer, sectors=options.sectors)
+        self.engine = Engine(setup.scenario, self.renderer, sectors=options.sectors,
+                             threads=options.threads)
         self.engine.load_track(setup.world)
         metrics = self.engine.metrics
         if metrics is None:  # progress and laps need a centerline

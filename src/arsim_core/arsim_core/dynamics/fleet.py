@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._jit import NUMBA_ENABLED, kernel
+from .._jit import NUMBA_ENABLED, THREADED_ROWS, kernel
 from .controllers import (
     ACCEL_INPUT,
     JERK_LIMIT,
@@ -29,7 +29,7 @@ from .controllers import (
     SV_LIMIT,
 )
 from .params import LF, LR, STEER_MAX, STEER_MIN, V_MAX, V_MIN
-from .stepping import KS, MODEL_IDS, advance_rows
+from .stepping import KS, MODEL_IDS, advance_rows, advance_rows_threaded
 from .vehicle import ModelDivergedError, Vehicle, substeps
 
 #: Columns of ``Fleet.planar``: what ``Vehicle.planar_state`` returns, one row per car.
@@ -71,10 +71,13 @@ def ackermann_rows(controls: np.ndarray, active: np.ndarray, speed: np.ndarray,
 
 
 class Fleet:
-    """Vehicles of one built-in model, integrator and physics rate, stepped together."""
+    """Vehicles of one built-in model, integrator and physics rate, stepped together; over
+    ``threads`` of numba's threads where it has THREADED_ROWS or more (for in-process users
+    with cores to spare: ``_jit.parallel_kernel``)."""
 
-    def __init__(self, vehicles: Mapping[str, Vehicle]) -> None:
+    def __init__(self, vehicles: Mapping[str, Vehicle], threads: int = 1) -> None:
         first = next(iter(vehicles.values()))
+        self.threads = threads if len(vehicles) >= THREADED_ROWS else 1
         self.names = tuple(vehicles)
         self.vehicles = tuple(vehicles.values())
         self.model = MODEL_IDS[first.config.model]
@@ -83,8 +86,10 @@ class Fleet:
         self.states = np.zeros((len(self.vehicles), len(first.config.model.state_names)))
         self.params = np.zeros((len(self.vehicles), len(first.packed_params)))
         self.controls = np.zeros((len(self.vehicles), len(first.controls)))
+        self.clocks = np.zeros(len(self.vehicles))  # each vehicle's time since its reset
         for i, vehicle in enumerate(self.vehicles):
-            vehicle.share_rows(self.states[i], self.params[i], self.controls[i])
+            vehicle.share_rows(self.states[i], self.params[i], self.controls[i],
+                               self.clocks[i:i + 1])
         self._buf = np.zeros((5, self.states.shape[1]))
         self._geared = [(i, v) for i, v in enumerate(self.vehicles) if v.gearbox is not None]
         self._ok = np.ones(len(self.vehicles), dtype=bool)
@@ -105,14 +110,14 @@ class Fleet:
         return (model, vehicle.method, vehicle.config.physics_rate_hz)
 
     @classmethod
-    def group(cls, vehicles: Mapping[str, Vehicle]) -> list[Fleet]:
+    def group(cls, vehicles: Mapping[str, Vehicle], threads: int = 1) -> list[Fleet]:
         """The vehicles that can step together, as fleets of two or more, in name order."""
         groups: dict[tuple[object, ...], dict[str, Vehicle]] = {}
         for name, vehicle in vehicles.items():
             key = cls.key(vehicle)
             if key is not None:
                 groups.setdefault(key, {})[name] = vehicle
-        return [cls(members) for members in groups.values() if len(members) > 1]
+        return [cls(members, threads) for members in groups.values() if len(members) > 1]
 
     def advance(self, dt: float, skip: Iterable[str] = ()) -> dict[str, ModelDivergedError]:
         """Simulate ``dt`` seconds for every vehicle but those in ``skip``; the error of each
@@ -127,10 +132,15 @@ class Fleet:
         for i, vehicle in self._geared:
             if not skipped[i]:
                 vehicle.engage_powertrain(dt)
-        advance_rows(self.model, self.states, self.params, self.controls, skipped, self._n,
-                     self._h, self.method, self._buf, self._ok)
+        if self.threads > 1:
+            advance_rows_threaded(self.model, self.states, self.params, self.controls, skipped,
+                                  self._n, self._h, self.method, self._buf, self._ok,
+                                  self.threads)
+        else:
+            advance_rows(self.model, self.states, self.params, self.controls, skipped,
+                         self._n, self._h, self.method, self._buf, self._ok)
         if not skip and self._ok.all():  # the usual frame
-            Vehicle.record_steps(self.vehicles, dt)
+            self.clocks += dt  # ``Vehicle.record_step(dt, True)`` of every car
             return {}
         diverged = {}
         for name, vehicle, ok, skip_it in zip(self.names, self.vehicles, self._ok.tolist(),

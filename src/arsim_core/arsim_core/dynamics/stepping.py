@@ -14,7 +14,7 @@ from collections.abc import MutableSequence, Sequence
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import inline_kernel, kernel, parallel_kernel, prange
 from . import ks, st, std
 from .base import VehicleModel
 from .controllers import control
@@ -65,10 +65,31 @@ def advance(model: int, x: MutableSequence[float], p: Sequence[float],
     return True
 
 
+@inline_kernel
+def _advance_range(model: int, x: np.ndarray, p: np.ndarray, c: np.ndarray, skip: np.ndarray,
+                   n: int, h: float, method: int, buf: np.ndarray, ok: np.ndarray, first: int,
+                   last: int) -> None:
+    """``advance_rows`` of rows ``first`` to ``last`` (excluded)."""
+    for i in range(first, last):
+        ok[i] = True if skip[i] else advance(model, x[i], p[i], c[i], n, h, method, buf)
+
+
 @kernel
 def advance_rows(model: int, x: np.ndarray, p: np.ndarray, c: np.ndarray, skip: np.ndarray,
                  n: int, h: float, method: int, buf: np.ndarray, ok: np.ndarray) -> None:
     """``advance`` of every row not in ``skip``; ``ok[i]`` False where row i stopped being
     finite (skipped rows are ok)."""
-    for i in range(x.shape[0]):
-        ok[i] = True if skip[i] else advance(model, x[i], p[i], c[i], n, h, method, buf)
+    _advance_range(model, x, p, c, skip, n, h, method, buf, ok, 0, x.shape[0])
+
+
+@parallel_kernel
+def advance_rows_threaded(model: int, x: np.ndarray, p: np.ndarray, c: np.ndarray,
+                          skip: np.ndarray, n: int, h: float, method: int, buf: np.ndarray,
+                          ok: np.ndarray, threads: int) -> None:
+    """``advance_rows`` in ``threads`` runs of rows on numba's threads: each row steps as
+    alone, so the states are the serial kernel's, bit for bit."""
+    rows = x.shape[0]
+    for run in prange(threads):
+        own = np.empty_like(buf)  # the integrator's scratch rows, one set per run
+        _advance_range(model, x, p, c, skip, n, h, method, own, ok, run * rows // threads,
+                       (run + 1) * rows // threads)

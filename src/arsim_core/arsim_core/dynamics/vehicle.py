@@ -153,7 +153,7 @@ class Vehicle:
         self.gearbox = None if config.powertrain is None else Gearbox(
             config.powertrain, config.params.body.mass, config.params.tyre.wheel_radius)
         self._diverged = False
-        self._time = 0.0
+        self._clock = np.zeros(1)  # simulated time since the reset [s]; a Fleet's row of it
         self._dt = -1.0  # cached sub-step split of the last dt
         self._n = 0
         self._h = 0.0
@@ -178,7 +178,7 @@ class Vehicle:
         for i, v in enumerate(state):
             self._x[i] = float(v)
         self._diverged = False
-        self._time = 0.0
+        self._clock[0] = 0.0
         if self.gearbox is not None:
             self.gearbox.reset()
         c = self._c
@@ -295,7 +295,7 @@ class Vehicle:
         if not self._n:
             return
         if self._dead_time is not None:
-            self._dead_time.release(self._time, self._given, self._c)
+            self._dead_time.release(self.time, self._given, self._c)
         if self.gearbox is not None:
             self.engage_powertrain(dt)
         try:
@@ -322,25 +322,22 @@ class Vehicle:
             self._diverged = True
             raise ModelDivergedError(
                 f'{self._config.source}: model {self._config.model_name} diverged within '
-                f'{dt:g} s after t = {self._time:g} s (state {list(self.state)}); lower the '
+                f'{dt:g} s after t = {self.time:g} s (state {list(self.state)}); lower the '
                 f'time step (physics_rate_hz) or check the parameters')
-        self._time += dt
+        self._clock[0] += dt
 
-    @staticmethod
-    def record_steps(vehicles: Sequence[Vehicle], dt: float) -> None:
-        """``record_step(dt, True)`` of each of ``vehicles``: a ``Fleet``'s usual frame."""
-        for vehicle in vehicles:
-            vehicle._time += dt
-
-    def share_rows(self, x: np.ndarray, p: np.ndarray, c: np.ndarray) -> None:
-        """Keep the state, packed parameters and controller vector in the rows ``x``, ``p``
-        and ``c`` of a ``Fleet``'s matrices from now on, with their current values."""
+    def share_rows(self, x: np.ndarray, p: np.ndarray, c: np.ndarray,
+                   clock: np.ndarray) -> None:
+        """Keep the state, packed parameters, controller vector and clock in the rows ``x``,
+        ``p``, ``c`` and ``clock`` (one element) of a ``Fleet``'s arrays from now on, with
+        their current values; the fleet moves every clock on in one operation."""
         x[:] = self._x
         p[:] = self._p
         c[:] = self._c
+        clock[:] = self._clock
         if self._given is self._c:
             self._given = c
-        self._x, self._p, self._c = x, p, c
+        self._x, self._p, self._c, self._clock = x, p, c, clock
 
     @property
     def method(self) -> int:
@@ -433,7 +430,7 @@ class Vehicle:
     @property
     def time(self) -> float:
         """Simulated time since the last reset [s]."""
-        return self._time
+        return float(self._clock[0])
 
     @property
     def compiled(self) -> bool:

@@ -93,12 +93,14 @@ class Frame(NamedTuple):
 class Engine:
     """One simulation of ``scenario``. ``dynamics=False`` leaves integrating the cars to
     someone else, who hands their states to :meth:`judge` every frame. ``sectors`` replace
-    the scenario's ``race.sectors``."""
+    the scenario's ``race.sectors``. ``threads`` > 1 steps a fleet of many cars over numba's
+    threads, for in-process users with cores to spare (``dynamics.fleet``)."""
 
     def __init__(self, scenario: Scenario, renderer: Renderer | None = None, *,
                  dynamics: bool = True, sectors: Sequence[float] | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, threads: int = 1) -> None:
         self.scenario = scenario
+        self.threads = threads
         self.cars = scenario.cars
         self.names = tuple(car.name for car in scenario.cars)
         self._name_index = {name: i for i, name in enumerate(self.names)}
@@ -158,7 +160,7 @@ class Engine:
         self.metrics = None
         self.race_start_ns = self.time_ns
         if world.centerline is not None:
-            self.metrics = RaceMetrics.for_track(world, self.names, self.sectors)
+            self.metrics = RaceMetrics.for_track(world, self.names, self.sectors, self.threads)
         self.stewards = race_control(self.scenario, self.metrics, world)
         self.event = race_event(self.scenario.race.event, self.metrics, self.stewards,
                                 self.scenario.race.stewards,
@@ -387,7 +389,7 @@ class Engine:
 
     def _group_vehicles(self) -> None:
         """Fleets of the vehicles that step together in one call, and the others (solo)."""
-        self.fleets = Fleet.group(self.vehicles)
+        self.fleets = Fleet.group(self.vehicles, self.threads)
         grouped = {name for fleet in self.fleets for name in fleet.names}
         self._solo = [name for name in self.vehicles if name not in grouped]
         # where each fleet's cars are in ``names``; None where that is every car, in order

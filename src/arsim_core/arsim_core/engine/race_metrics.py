@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from arsim_core._jit import kernel
+from arsim_core._jit import THREADED_ROWS, inline_kernel, kernel, parallel_kernel, prange
 from arsim_core.errors import ArsimError, ConfigError
 from arsim_core.geometry import Pose2D
 from arsim_core.track.polylines import arc_length, closed_length
@@ -160,18 +160,14 @@ def _progress_rows(state: np.ndarray, rows: np.ndarray, length: float, time_s: f
         out[k, 3] = time_s - row[LAP_START]
 
 
-@kernel
-def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
-                  width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
-                  rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
-                  before: np.ndarray) -> int:
-    """Every car in ``rows`` moved to its ``xy`` at race time ``time_s``: projected near its
-    last segment, progress by the shortest arc step, time off track counted. What is left to
-    the caller goes in ``news[k]``: ``REACHED_CHECKPOINT`` (``before[k]`` then holds the car's
-    progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far). Returns
-    how many cars have news."""
+@inline_kernel
+def _advance_range(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
+                   width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
+                   rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
+                   before: np.ndarray, first: int, last: int) -> int:
+    """``_advance_rows`` of the cars ``rows[first:last]``."""
     count = 0
-    for k in range(rows.shape[0]):
+    for k in range(first, last):
         row = state[rows[k]]
         news[k] = 0
         if row[SEGMENT] < 0.0:
@@ -191,6 +187,37 @@ def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.n
         if row[OFF_TRACK] != 0.0:
             row[TIME_OFF_TRACK] += time_s - previous_time
         row[TIME] = time_s
+    return count
+
+
+@kernel
+def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
+                  width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
+                  rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
+                  before: np.ndarray, threads: int) -> int:
+    """Every car in ``rows`` moved to its ``xy`` at race time ``time_s``: projected near its
+    last segment, progress by the shortest arc step, time off track counted. What is left to
+    the caller goes in ``news[k]``: ``REACHED_CHECKPOINT`` (``before[k]`` then holds the car's
+    progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far). Returns
+    how many cars have news. (``threads``: the signature of ``_advance_rows_threaded``.)"""
+    return _advance_range(points, s_cumulative, width_left, width_right, radius, length, state,
+                          rows, xy, time_s, news, before, 0, rows.shape[0])
+
+
+@parallel_kernel
+def _advance_rows_threaded(points: np.ndarray, s_cumulative: np.ndarray,
+                           width_left: np.ndarray, width_right: np.ndarray, radius: float,
+                           length: float, state: np.ndarray, rows: np.ndarray, xy: np.ndarray,
+                           time_s: float, news: np.ndarray, before: np.ndarray,
+                           threads: int) -> int:
+    """``_advance_rows`` in ``threads`` runs of cars on numba's threads (each car's row is
+    its own: the serial kernel's values)."""
+    count = 0
+    cars = rows.shape[0]
+    for run in prange(threads):
+        count += _advance_range(points, s_cumulative, width_left, width_right, radius, length,
+                                state, rows, xy, time_s, news, before, run * cars // threads,
+                                (run + 1) * cars // threads)
     return count
 
 
@@ -290,7 +317,8 @@ class RaceMetrics:
 
     def __init__(self, centerline: np.ndarray, width_left: np.ndarray, width_right: np.ndarray,
                  cars: Sequence[str], start_s: float = 0.0,
-                 sectors: Sequence[float] = ()) -> None:
+                 sectors: Sequence[float] = (), threads: int = 1) -> None:
+        self.threads = threads  # > 1: THREADED_ROWS or more cars update over numba's threads
         points = np.array(centerline, dtype=np.float64)
         if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 3:
             msg = f'centerline must be an (N >= 3, 2) array of x, y points, got {points.shape}'
@@ -336,12 +364,13 @@ class RaceMetrics:
         self.reset({})
 
     @classmethod
-    def for_track(cls, track: Course, cars: Sequence[str],
-                  sectors: Sequence[float] = ()) -> RaceMetrics:
+    def for_track(cls, track: Course, cars: Sequence[str], sectors: Sequence[float] = (),
+                  threads: int = 1) -> RaceMetrics:
         """Metrics on ``track``, the start line where its start pose projects."""
         points = np.asarray(track.centerline, dtype=np.float64)
         start_s, _, _ = project(points, arc_length(points), track.start_pose[:2])
-        return cls(points, track.width_left, track.width_right, cars, start_s, sectors)
+        return cls(points, track.width_left, track.width_right, cars, start_s, sectors,
+                   threads)
 
     @property
     def sectors(self) -> tuple[float, ...]:
@@ -435,9 +464,11 @@ class RaceMetrics:
             if xy is None:
                 xy = np.array([pose[:2] for pose in poses.values()], np.float64)
             news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))
-            if _advance_rows(self._points, self._s, self._width_left, self._width_right,
-                             self._radius, self._length, self._state, rows, xy, time_s, news,
-                             before):
+            advance = _advance_rows_threaded if self.threads > 1 and len(rows) >= \
+                THREADED_ROWS else _advance_rows
+            if advance(self._points, self._s, self._width_left, self._width_right,
+                       self._radius, self._length, self._state, rows, xy, time_s, news, before,
+                       self.threads):
                 cars = list(map(self._cars.__getitem__, poses))
                 for k in np.flatnonzero(news).tolist():
                     car = cars[k]

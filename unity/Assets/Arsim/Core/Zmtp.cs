@@ -390,7 +390,11 @@ namespace Arsim.Core
             }
         }
 
-        /// <summary>Idempotent; shutting the socket down first wakes the reader blocked on it.</summary>
+        /// <summary>Idempotent; shutting the socket down first wakes the reader blocked on it
+        /// and makes a reply being written fail at its next send, which Reply takes as the peer
+        /// gone. The stream is disposed only under the write lock, once that reply has let go:
+        /// disposed under a writer, the buffered stream would throw NotSupportedException at
+        /// its next frame instead.</summary>
         public void Close()
         {
             if (Interlocked.Exchange(ref _closed, 1) != 0) return;
@@ -402,7 +406,7 @@ namespace Arsim.Core
             {
                 // not connected any more: closing is all that is left
             }
-            _client.Close();
+            lock (_writeLock) _client.Close();
         }
 
         /// <summary>The next frame's flags and size; false at a clean end of stream before it.</summary>

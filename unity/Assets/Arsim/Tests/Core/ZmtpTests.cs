@@ -573,6 +573,39 @@ namespace Arsim.Core.Tests
         }
 
         [Test]
+        public void ClosingAConnectionWhileItsReplyIsWrittenEndsTheReplyQuietly()
+        {
+            // A connection is closed on another thread than the consumer's (its reader's when
+            // the peer leaves, Dispose's when the host stops) while the consumer may be
+            // writing a reply to it, frame by frame into a buffer: the close must not pull
+            // the stream from under that writer, which would throw instead of dropping the peer.
+            var reply = new List<byte[]>();
+            for (int i = 0; i < 40000; i++) reply.Add(new byte[200]);
+            for (int round = 0; round < 10; round++)
+            {
+                var server = Server();
+                var client = RawZmtpClient.Connected(server.Port);
+                client.Send(B("Update"));
+                var request = Take(server);
+                var reader = new Thread(() => client.WasDropped());  // reads all it is sent
+                reader.Start();
+                Exception failure = null;
+                var writer = new Thread(() =>
+                {
+                    try { request.Reply(reply); }
+                    catch (Exception e) { failure = e; }
+                });
+                writer.Start();
+                Thread.Sleep(2);
+                server.Dispose();
+                Assert.IsTrue(writer.Join(5000), "the reply returns");
+                Assert.IsNull(failure, "round " + round + ": " + failure);
+                Assert.IsTrue(reader.Join(5000), "the peer is dropped");
+                client.Dispose();
+            }
+        }
+
+        [Test]
         public void DisposeEndsIdleAndHalfSentPeersPromptly()
         {
             var server = Server();

@@ -126,6 +126,12 @@ def inline_kernel(func: F) -> F:
 THREADED_ROWS = 64
 
 
+def threads_for(rows: int, threads: int) -> int:
+    """The threads a batch of ``rows`` takes when given ``threads``: one below THREADED_ROWS
+    (1 means the serial kernel)."""
+    return threads if rows >= THREADED_ROWS else 1
+
+
 def parallel_kernel(func: F) -> F:
     """``kernel`` whose ``prange`` loops run on numba's threads: for in-process users who give
     cores to a batch of cars (``threads`` > 1). Its loops spin while they wait, and slow down

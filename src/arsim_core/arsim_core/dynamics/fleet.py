@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._jit import NUMBA_ENABLED, THREADED_ROWS, kernel
+from .._jit import NUMBA_ENABLED, kernel, threads_for
 from .controllers import (
     ACCEL_INPUT,
     JERK_LIMIT,
@@ -72,12 +72,12 @@ def ackermann_rows(controls: np.ndarray, active: np.ndarray, speed: np.ndarray,
 
 class Fleet:
     """Vehicles of one built-in model, integrator and physics rate, stepped together; over
-    ``threads`` of numba's threads where it has THREADED_ROWS or more (for in-process users
-    with cores to spare: ``_jit.parallel_kernel``)."""
+    ``threads`` of numba's threads where there are enough of them (``_jit.threads_for``: for
+    in-process users with cores to spare)."""
 
     def __init__(self, vehicles: Mapping[str, Vehicle], threads: int = 1) -> None:
         first = next(iter(vehicles.values()))
-        self.threads = threads if len(vehicles) >= THREADED_ROWS else 1
+        self.threads = threads_for(len(vehicles), threads)
         self.names = tuple(vehicles)
         self.vehicles = tuple(vehicles.values())
         self.model = MODEL_IDS[first.config.model]
@@ -132,13 +132,12 @@ class Fleet:
         for i, vehicle in self._geared:
             if not skipped[i]:
                 vehicle.engage_powertrain(dt)
+        rows = (self.model, self.states, self.params, self.controls, skipped, self._n, self._h,
+                self.method, self._buf, self._ok)
         if self.threads > 1:
-            advance_rows_threaded(self.model, self.states, self.params, self.controls, skipped,
-                                  self._n, self._h, self.method, self._buf, self._ok,
-                                  self.threads)
+            advance_rows_threaded(*rows, self.threads)
         else:
-            advance_rows(self.model, self.states, self.params, self.controls, skipped,
-                         self._n, self._h, self.method, self._buf, self._ok)
+            advance_rows(*rows)
         if not skip and self._ok.all():  # the usual frame
             self.clocks += dt  # ``Vehicle.record_step(dt, True)`` of every car
             return {}

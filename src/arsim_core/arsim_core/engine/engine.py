@@ -93,8 +93,9 @@ class Frame(NamedTuple):
 class Engine:
     """One simulation of ``scenario``. ``dynamics=False`` leaves integrating the cars to
     someone else, who hands their states to :meth:`judge` every frame. ``sectors`` replace
-    the scenario's ``race.sectors``. ``threads`` > 1 steps a fleet of many cars over numba's
-    threads, for in-process users with cores to spare (``dynamics.fleet``)."""
+    the scenario's ``race.sectors``. ``threads`` > 1 steps a fleet of many cars, and updates
+    their race metrics, over numba's threads, for in-process users with cores to spare
+    (``_jit.threads_for``)."""
 
     def __init__(self, scenario: Scenario, renderer: Renderer | None = None, *,
                  dynamics: bool = True, sectors: Sequence[float] | None = None,

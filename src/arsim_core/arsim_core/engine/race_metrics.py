@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from arsim_core._jit import THREADED_ROWS, inline_kernel, kernel, parallel_kernel, prange
+from arsim_core._jit import inline_kernel, kernel, parallel_kernel, prange, threads_for
 from arsim_core.errors import ArsimError, ConfigError
 from arsim_core.geometry import Pose2D
 from arsim_core.track.polylines import arc_length, closed_length
@@ -194,12 +194,12 @@ def _advance_range(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.
 def _advance_rows(points: np.ndarray, s_cumulative: np.ndarray, width_left: np.ndarray,
                   width_right: np.ndarray, radius: float, length: float, state: np.ndarray,
                   rows: np.ndarray, xy: np.ndarray, time_s: float, news: np.ndarray,
-                  before: np.ndarray, threads: int) -> int:
+                  before: np.ndarray) -> int:
     """Every car in ``rows`` moved to its ``xy`` at race time ``time_s``: projected near its
     last segment, progress by the shortest arc step, time off track counted. What is left to
     the caller goes in ``news[k]``: ``REACHED_CHECKPOINT`` (``before[k]`` then holds the car's
     progress and time before the move) or ``NOT_PLACED`` (a car without a pose so far). Returns
-    how many cars have news. (``threads``: the signature of ``_advance_rows_threaded``.)"""
+    how many cars have news."""
     return _advance_range(points, s_cumulative, width_left, width_right, radius, length, state,
                           rows, xy, time_s, news, before, 0, rows.shape[0])
 
@@ -318,7 +318,7 @@ class RaceMetrics:
     def __init__(self, centerline: np.ndarray, width_left: np.ndarray, width_right: np.ndarray,
                  cars: Sequence[str], start_s: float = 0.0,
                  sectors: Sequence[float] = (), threads: int = 1) -> None:
-        self.threads = threads  # > 1: THREADED_ROWS or more cars update over numba's threads
+        self.threads = threads  # > 1: a batch of many cars updates over numba's threads
         points = np.array(centerline, dtype=np.float64)
         if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 3:
             msg = f'centerline must be an (N >= 3, 2) array of x, y points, got {points.shape}'
@@ -464,11 +464,12 @@ class RaceMetrics:
             if xy is None:
                 xy = np.array([pose[:2] for pose in poses.values()], np.float64)
             news, before = np.empty(len(rows), np.int8), np.empty((len(rows), 2))
-            advance = _advance_rows_threaded if self.threads > 1 and len(rows) >= \
-                THREADED_ROWS else _advance_rows
-            if advance(self._points, self._s, self._width_left, self._width_right,
-                       self._radius, self._length, self._state, rows, xy, time_s, news, before,
-                       self.threads):
+            moved = (self._points, self._s, self._width_left, self._width_right, self._radius,
+                     self._length, self._state, rows, xy, time_s, news, before)
+            threads = threads_for(len(rows), self.threads)
+            with_news = _advance_rows_threaded(*moved, threads) if threads > 1 \
+                else _advance_rows(*moved)
+            if with_news:
                 cars = list(map(self._cars.__getitem__, poses))
                 for k in np.flatnonzero(news).tolist():
                     car = cars[k]

@@ -19,7 +19,7 @@ from tf2_msgs.msg import TFMessage
 
 from arsim_core.config.scenario import CarSpec, load_scenario
 from arsim_core.description import description_topic, fixed_joints, robot_description
-from arsim_launch.nodes import NodeSpec
+from arsim_launch.node_spec import NodeSpec
 from arsim_launch.runner import STOP_GRACE_S, command
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -102,16 +104,41 @@ def test_bad_drive_commands_are_ignored_and_the_sim_keeps_running(simulation) ->
         probe.close()
 
 
-def test_ctrl_c_stops_every_process(simulation) -> None:
+def unix_socket_paths(pids: list[int]) -> set[Path]:
+    """The paths of the Unix sockets these processes hold open (``/proc/net/unix``)."""
+    inodes = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f'/proc/{pid}/fd').iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith('socket:['):
+                        inodes.add(target[len('socket:['):-1])
+    paths = set()
+    for line in Path('/proc/net/unix').read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) == 8 and fields[6] in inodes:
+            paths.add(Path(fields[7]))
+    return paths
+
+
+def test_ctrl_c_stops_every_process_and_removes_the_run_s_sockets(simulation) -> None:
     sim = simulation()
     assert sim.wait_for_log('ready; stepping', 60.0), sim.log
     assert len(sim.session_processes()) >= 2  # the runner and what it started
+    folders = {path.parent for path in unix_socket_paths(sim.session_processes())
+               if path.parent.name.startswith('arsim-sockets-')}
+    assert folders, 'the run holds no socket in a folder of its own'
+    # The configuration was read by a planning process that has ended: the launcher that
+    # supervises the run for its whole length never loaded NumPy.
+    assert 'numpy' not in Path(f'/proc/{sim.process.pid}/maps').read_text()
     os.killpg(sim.process.pid, signal.SIGINT)
     assert sim.process.wait(30) == 0
     deadline = time.monotonic() + 10
     while sim.session_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sim.session_processes() == []
+    assert not any(folder.exists() for folder in folders)
 
 
 def test_installed_resources_hold_config_and_maps() -> None:

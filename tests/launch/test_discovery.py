@@ -14,7 +14,7 @@ import yaml
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ConfigError
 from arsim_launch.discovery import LOCALHOST_ONLY, RANGE, discovery_environment
-from arsim_launch.nodes import NodeSpec
+from arsim_launch.node_spec import NodeSpec
 from arsim_launch.runner import ProcessGroup
 
 DISCOVERY_VARIABLES = (RANGE, LOCALHOST_ONLY, 'ROS_STATIC_PEERS')

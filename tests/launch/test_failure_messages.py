@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from arsim_launch.failures import LastLines, failure_message, how_it_ended
-from arsim_launch.nodes import NodeSpec
+from arsim_launch.node_spec import NodeSpec
 from arsim_launch.output import OutputPump
 
 

@@ -7,7 +7,7 @@ from arsim_core.process.entrypoints import run
 
 
 def main() -> None:
-    run('arsim_launch.sim', steps_cars=False)  # it reads and checks the configuration
+    run('arsim_launch.sim')  # it imports no kernels: its planning process reads the configuration
 
 
 if __name__ == '__main__':

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 from collections import deque
 
-from arsim_launch.nodes import NodeSpec
+from arsim_launch.node_spec import NodeSpec
 
 LAST_LINES = 12  # lines of a failed process's output repeated in the failure message
 

@@ -40,7 +40,8 @@ from arsim_core.league.race import (
 from arsim_core.league.run import EventJob, event_result
 from arsim_core.track import load_track
 from arsim_launch.domains import reserved_domain
-from arsim_launch.nodes import NodeSpec, generate_nodes, validate
+from arsim_launch.node_spec import NodeSpec
+from arsim_launch.nodes import generate_nodes, validate
 from arsim_launch.process_environment import process_environment
 from arsim_launch.runner import run
 from arsim_launch.sockets import load_run

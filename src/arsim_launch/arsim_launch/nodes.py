@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,28 +23,10 @@ from arsim_core.config.drivers import (
 from arsim_core.config.recording import new_directory_problem
 from arsim_core.config.scenario import CarSpec, Scenario
 from arsim_core.errors import ConfigError
+from arsim_launch.node_spec import NodeSpec
 
 if TYPE_CHECKING:
     from arsim_core.track import Track
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """One process: a ROS node (``ros=True``) or a plain executable such as the backend."""
-
-    package: str
-    executable: str
-    name: str
-    namespace: str = ''
-    parameters: dict[str, Any] = field(default_factory=dict)
-    remappings: tuple[tuple[str, str], ...] = ()
-    arguments: tuple[str, ...] = ()
-    required: bool = False  # its end stops the whole simulation (arsim_launch.failures)
-    ros: bool = True
-    members: tuple[NodeSpec, ...] = ()  # the nodes a container process hosts
-    # A program outside the workspace (a Unity player): its whole command line, which then
-    # stands for package, executable and arguments.
-    command: tuple[str, ...] = ()
 
 
 GROUPED = ('dynamics', 'sensors', 'description')  # arsim_bridge nodes a container can host

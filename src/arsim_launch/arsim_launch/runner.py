@@ -32,7 +32,7 @@ import yaml
 from arsim_core.process import heartbeat
 from arsim_core.process.entrypoints import STOP_SIGNALS
 from arsim_launch.failures import describe, failure_message, how_it_ended, silence_message
-from arsim_launch.nodes import NodeSpec
+from arsim_launch.node_spec import NodeSpec
 from arsim_launch.output import OutputPump
 
 PR_SET_PDEATHSIG = 1
@@ -61,7 +61,7 @@ def command(spec: NodeSpec, params_dir: Path) -> list[str]:
     return args
 
 
-def _child_setup(ours: bool) -> None:
+def child_setup(ours: bool) -> None:
     """Own process group, so a terminal's Ctrl-C reaches only the runner, which then stops the
     children once and in order; and death with the runner, so nothing is orphaned. ``ours``
     (arsim's console scripts) start with SIGINT and SIGTERM blocked: a stop that comes while
@@ -101,7 +101,7 @@ class ProcessGroup:
             process = subprocess.Popen(command(spec, Path(self._tmp.name)), env=own_env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        preexec_fn=functools.partial(
-                                           _child_setup, spec.package in OWN_PACKAGES))
+                                           child_setup, spec.package in OWN_PACKAGES))
             self.children.append((spec, process))
             assert process.stdout is not None and process.stderr is not None  # both PIPE
             self.output.add(spec.name, process.stdout, process.stderr)

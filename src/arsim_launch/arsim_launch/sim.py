@@ -2,61 +2,65 @@
 
 Arguments are those of ``ros2 launch arsim_launch sim.launch.py`` (``arsim_launch.arguments``),
 e.g. ``track:=<name or path> cars:=3 profile:=<name> rtf:=1.0``; ``--help`` lists them.
+
+The configuration is read and checked in a process of its own (``arsim_launch.plan``), which
+hands back the run's plan and ends; this process then only starts and supervises the plan
+(``arsim_launch.runner``), so it stays small for the whole run.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import signal
+import subprocess
 import sys
-import threading
-from pathlib import Path
 
-from arsim_core.errors import ArsimError
 from arsim_core.process.entrypoints import stop_on_signals
-from arsim_launch.arguments import launch_overrides, parse_arguments, usage
-from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
-from arsim_launch.process_environment import process_environment
-from arsim_launch.resources import default_settings, resources_dir
-from arsim_launch.runner import run
-from arsim_launch.sockets import load_run
+from arsim_launch.node_spec import PLAN_FD_ENV, RunPlan
+from arsim_launch.runner import child_setup, run
+
+# Started as arsim's console scripts start (arsim_core.process.entrypoints): quiet when
+# stopped while it imports, and without compiling kernels it never runs.
+PLANNER = ('from arsim_core.process.entrypoints import run; '
+           'run("arsim_launch.plan", steps_cars=False)')
 
 
 def main(argv: list[str] | None = None) -> int:
     stop = stop_on_signals()  # SIGTERM stops the runner as Ctrl-C does, also during start-up
     try:
-        return _main(argv, stop)
+        code, plan = planned(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:  # stopped before anything was started
         return 0
-
-
-def _main(argv: list[str] | None, stop: threading.Event) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if {'-h', '--help'} & set(argv):
-        print(f'usage: python3 -m arsim_launch [name:=value ...]\n{usage()}')
-        return 0
+    if plan is None:
+        return code
     try:
-        arguments = parse_arguments(argv)
-        wants_rviz = arguments.pop('rviz', 'false').lower() in ('true', '1', 'yes')
-        resources = resources_dir()
-        settings = Path(arguments.pop('config', '') or default_settings(resources)).resolve()
-        scenario, overrides = load_run(settings, resources,
-                                       launch_overrides(arguments, settings, resources))
-        validate(scenario)
-    except ArsimError as exc:
-        print(f'[arsim] error: {exc}', file=sys.stderr)
-        return 2
-    print(f'[arsim] {scenario.source}: {len(scenario.cars)} car(s) on {scenario.track.name!r}, '
-          f'topic map {scenario.topic_map.name!r}', file=sys.stderr)
-    env, discovery = process_environment(scenario, os.environ)
-    print(f'[arsim] {discovery}', file=sys.stderr)
-    processes = generate_nodes(scenario, settings, overrides)
-    if wants_rviz:
-        if has_package('rviz2'):
-            processes.append(rviz_node(scenario))
-        else:
-            print('[arsim] rviz2 is not installed here (the PyPI runtime has none); run it '
-                  'where ROS 2 is installed, on the same ROS_DOMAIN_ID', file=sys.stderr)
-    return run(processes, stop, scenario.heartbeat_timeout_s, env)
+        return run(plan.processes, stop, plan.heartbeat_timeout_s, plan.env)
+    finally:
+        for folder in plan.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def planned(argv: list[str]) -> tuple[int, RunPlan | None]:
+    """The planning process's exit code, and the plan it wrote (None if it wrote none: after
+    ``--help``, a configuration error it printed, or a stop)."""
+    read_end, write_end = os.pipe()
+    try:
+        planner = subprocess.Popen([sys.executable, '-c', PLANNER, *argv], pass_fds=(write_end,),
+                                   env={**os.environ, PLAN_FD_ENV: str(write_end)},
+                                   preexec_fn=functools.partial(child_setup, True))
+    finally:
+        os.close(write_end)
+    try:
+        with os.fdopen(read_end, 'rb') as pipe:
+            text = pipe.read()  # until the planner closes its end: a signal cuts it short
+        code = planner.wait()
+    finally:
+        if planner.poll() is None:  # we were stopped while it planned
+            planner.send_signal(signal.SIGINT)
+            planner.wait()
+    return code, RunPlan.from_json(text.decode()) if code == 0 and text else None
 
 
 if __name__ == '__main__':

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 
 from arsim_core.config.scenario import load_scenario
 from arsim_core.errors import ConfigError
+from arsim_launch.node_spec import RunPlan
 from arsim_launch.nodes import flatten, generate_nodes, validate
 
 SPLIT = {'one_process': False}  # a process per node: each node's own spec is what it starts
@@ -183,3 +185,19 @@ def test_a_hall_around_a_full_scale_circuit_stops_the_launch_naming_the_key(
                                           rf'to 400 m across'):
         validate(scenario)
     validate(load_scenario(settings, repo_root, {'track': {'name': spa, 'scene': 'auto'}}))
+
+
+@pytest.mark.parametrize('one_process', [True, False])
+def test_a_run_plan_crosses_its_pipe_as_it_was(repo_root: Path, one_process: bool) -> None:
+    """The pip launcher gets its processes from the planning process as JSON: every spec,
+    the containers' members and the tuples among them come back equal."""
+    overrides = {'cars': [{'name': 'ego', 'profile': 'f1tenth'},
+                          {'name': 'opp', 'profile': 'f1tenth'}],
+                 'simulation': {'one_process': one_process, 'autopilot': 'follow_the_gap'}}
+    settings = repo_root / 'config' / 'sim.yaml'
+    processes = generate_nodes(load_scenario(settings, repo_root, overrides), settings,
+                               overrides, state_publisher=False)
+    assert any(p.members for p in processes)
+    plan = RunPlan(processes, {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}, math.inf,
+                   ['/tmp/arsim-sockets-x'])
+    assert RunPlan.from_json(plan.to_json()) == plan

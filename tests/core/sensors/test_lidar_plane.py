@@ -18,7 +18,7 @@ from scenes import HEIGHT, room
 from arsim_core.backend.embree import EmbreeUnavailableError, runtime
 from arsim_core.backend.lidar import Lidar2D
 from arsim_core.backend.outputs import Context
-from arsim_core.backend.plane_scan import slice_mesh
+from arsim_core.backend.plane_scan import PlaneSlice, rasterise, slice_mesh
 from arsim_core.backend.scene import World
 from arsim_core.backend.timeline import Timeline
 from arsim_core.config.scenario import SceneSettings
@@ -215,6 +215,74 @@ def test_the_slice_of_a_room_is_its_four_walls_without_gaps() -> None:
                     'angle_increment': math.pi / 2, 'mount': [0.0, 0.0, HEIGHT / 2, 0, 0, 0]}
     ranges, _ = render(world, {'ego': [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]}, corner_beams, True)
     np.testing.assert_allclose(ranges, math.hypot(5.0, 5.0), rtol=1e-6)
+
+
+def scan_of(plane: PlaneSlice, x: float, y: float, yaw: float,
+            every: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A 1080-beam scan over 270 degrees rasterised into ``plane`` from (x, y) turned ``yaw``:
+    depth, triangle and cosine; ``every``: testing every segment, as if none were on a loop."""
+    angles = HOKUYO['angle_min'] + HOKUYO['angle_increment'] * np.arange(1080) + yaw
+    arrays = plane.arrays()
+    if every:
+        arrays = (*arrays[:5], np.full_like(plane.loops, -1), *arrays[6:])
+    out = np.empty(1080), np.empty(1080, np.int32), np.empty(1080)
+    rasterise(arrays, x, y, float(angles[0]), HOKUYO['angle_increment'], 1080, 0,
+              np.cos(angles).astype(np.float32).astype(np.float64),
+              np.sin(angles).astype(np.float32).astype(np.float64), 30.0, *out)
+    return out
+
+
+@pytest.mark.parametrize('name', ['arsim_ring', 'fs_trackdrive', *REAL[:2]])
+def test_a_scan_skips_only_segments_no_beam_can_meet_first(repo_root: Path, name: str,
+                                                          request: pytest.FixtureRequest) -> None:
+    """Skipping each loop's segments that face the wrong way for a first crossing gives the
+    scan that tests every segment, bit for bit: from anywhere in the track's bounds, on the
+    track, inside barriers and beyond them."""
+    shared = request.getfixturevalue('shared_tracks') if '/' in name else None
+    scene = TrackWorld.from_track(track_named(name, repo_root, shared),
+                                  SceneSettings()).track_request()
+    plane = slice_mesh(scene.vertices, scene.triangles, HOKUYO['mount'][2], scene.labels)
+    assert (plane.loops >= 0).any()  # some segments are skippable
+    low, high = plane.cells[:, :2].min(axis=0), plane.cells[:, 2:].max(axis=0)
+    rng = np.random.default_rng(len(name))
+    for (x, y), yaw in zip(rng.uniform(low, high, (60, 2)), rng.uniform(-math.pi, math.pi, 60),
+                           strict=True):
+        for skipped, tested in zip(scan_of(plane, x, y, yaw), scan_of(plane, x, y, yaw, True),
+                                   strict=True):
+            np.testing.assert_array_equal(skipped, tested)
+
+
+def test_the_room_is_one_loop_and_an_open_room_none() -> None:
+    """The four walls close one loop, whose segments a scan may skip, from inside the room
+    and from outside it alike; without one wall nothing closes and every segment is tested."""
+    vertices, triangles, labels = room()
+    plane = slice_mesh(vertices, triangles, HEIGHT / 2, labels)
+    assert plane.loops.tolist() == [0, 0, 0, 0] and len(plane.front) == 1
+    walls = triangles[:-2]  # the last two are the ground
+    open_room = slice_mesh(vertices, walls[2:], HEIGHT / 2)  # the first wall gone
+    assert len(open_room.segments) == 3 and (open_room.loops == -1).all()
+    for x, y in ((0.0, 0.0), (3.0, -1.0), (12.0, 4.0)):
+        for skipped, tested in zip(scan_of(plane, x, y, 0.3), scan_of(plane, x, y, 0.3, True),
+                                   strict=True):
+            np.testing.assert_array_equal(skipped, tested)
+    inside = scan_of(plane, 0.0, 0.0, 0.0)[0]
+    assert np.isfinite(inside).all() and (inside < 30.0).all()  # walls all round
+
+
+def test_a_two_sided_room_is_a_loop_seen_from_either_side() -> None:
+    """Walls given from both sides (each triangle twice, its corners the other way round) are
+    kept once by the world, and close a loop like the one-sided room's: from inside the room
+    and from outside it, a scan that skips is a scan that tests every segment."""
+    vertices, triangles, labels = room()
+    walls, wall_labels = triangles[:-2], labels[:-2]
+    world = World(vertices, np.concatenate([walls, walls[:, ::-1]]),
+                  np.concatenate([wall_labels] * 2))
+    plane = world.track.plane(HEIGHT / 2)
+    assert len(plane.segments) == 4 and plane.loops.tolist() == [0, 0, 0, 0]
+    for x, y in ((0.0, 0.0), (3.0, -1.0), (12.0, 4.0), (-7.0, 30.0)):
+        for skipped, tested in zip(scan_of(plane, x, y, 0.3), scan_of(plane, x, y, 0.3, True),
+                                   strict=True):
+            np.testing.assert_array_equal(skipped, tested)
 
 
 def test_a_vertex_on_the_plane_cuts_from_it() -> None:

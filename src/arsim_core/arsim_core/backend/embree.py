@@ -559,7 +559,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool,
                    box_cosine, ranges, intensity)
 
     @_compiled(width, parallel, plane)
-    def trace_plane(caster: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    def trace_plane(caster: tuple[np.ndarray, ...],
                     origin: np.ndarray, rotation: np.ndarray, local: np.ndarray,
                     labels: np.ndarray, far: np.float32, range_min: np.float32,
                     range_max: np.float32, noise_std: np.float32, noise: np.ndarray,

@@ -11,10 +11,24 @@ intersection of its ray (the same float32 direction Embree is given) with the se
 lies on the triangle: the 3D caster's range to within a few micrometres.
 
 Where a triangle edge crosses the plane the cut point is computed from the edge's two vertices
-in one order (lower index first), so the two triangles that share the edge end their segments
-at the very same point and no beam slips between them, as Embree's watertight mode ensures in
-3D. The two halves of a flat quad (one wall panel) are joined into one segment
-(``_join_halves``): half as many segments to visit, at most a few nanometres off the halves.
+in one order (by their coordinates), so the two triangles that share the edge end their
+segments at the very same point, even where the mesh repeats the vertex, and no beam slips
+between them, as Embree's watertight mode ensures in 3D. The two halves of a flat quad (one
+wall panel) are joined into one segment (``_join_halves``): half as many segments to visit,
+at most a few nanometres off the halves.
+
+About half of the segments a scan reaches cannot be the first thing a beam meets: where the
+slice's segments form simple closed loops (``_loops``: each point of a loop begins one segment
+and ends one, with the normal on each segment's right), a beam's first crossing of a loop
+leaves the side of the loop that the scanner is on. So it meets a segment facing the scanner
+if the scanner is on the side the loop's normals point to, and a segment facing away
+otherwise, whichever way the mesh's normals point (a track's barriers are often seen from
+behind). A scan finds the scanner's side of every loop from its winding number (``_winding``)
+and skips each loop's segments that face the other way: the ranges, labels and cosines of a
+scan that tests every segment. This holds for a surface seen from both sides too (a
+zero-thickness barrier, whose second copy the ``Layer`` drops): a loop's first crossing is the
+only one a beam can meet first. Segments that are on no simple loop (a T-junction, a free
+panel) are always tested.
 """
 
 from __future__ import annotations
@@ -43,7 +57,11 @@ class PlaneSlice:
     """The world at one height: segments (x0, y0, x1, y1) grouped by grid cell, each with its
     triangle (for the label) and the horizontal part of that triangle's unit normal (for the
     incidence cosine of a horizontal ray); ``cells`` bound each cell's segments (x_min, y_min,
-    x_max, y_max), whose segments are ``starts[c]:starts[c + 1]``."""
+    x_max, y_max), whose segments are ``starts[c]:starts[c + 1]``. ``loops`` is each
+    segment's simple closed loop (-1: none), ``sides`` the way it runs round it (1: from its
+    first point to its second the normal is on its right, -1: the other way round), and
+    ``front`` each loop's winding number on the side its normals point to (0 for a loop that
+    runs counter-clockwise so, -1 for one that runs clockwise)."""
 
     height: float
     segments: np.ndarray
@@ -51,10 +69,14 @@ class PlaneSlice:
     triangles: np.ndarray
     cells: np.ndarray
     starts: np.ndarray
+    loops: np.ndarray
+    sides: np.ndarray
+    front: np.ndarray
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def arrays(self) -> tuple[np.ndarray, ...]:
         """What ``rasterise`` takes as its ``plane``."""
-        return self.segments, self.normals, self.triangles, self.cells, self.starts
+        return (self.segments, self.normals, self.triangles, self.cells, self.starts,
+                self.loops, self.sides, self.front)
 
 
 def slice_mesh(vertices: np.ndarray, triangles: np.ndarray, height: float,
@@ -74,7 +96,7 @@ def slice_mesh(vertices: np.ndarray, triangles: np.ndarray, height: float,
     label = np.zeros(len(triangle), np.int64) if labels is None \
         else np.asarray(labels, np.int64)[triangle]
     segments, normals, triangle = _join_halves(segments, normals, triangle, label)
-    return _gridded(float(height), segments, normals, triangle)
+    return _gridded(float(height), segments, normals, triangle, *_loops(segments, normals))
 
 
 def _cut_points(corners: np.ndarray, index: np.ndarray,
@@ -85,9 +107,9 @@ def _cut_points(corners: np.ndarray, index: np.ndarray,
     count = np.zeros(len(index), np.int64)
     z = corners[index][:, :, 2]
     for a, b in ((0, 1), (1, 2), (2, 0)):
-        low = np.where((index[:, a] < index[:, b])[:, None], index[:, [a, b]],
-                       index[:, [b, a]])
-        start, end = corners[low[:, 0]], corners[low[:, 1]]
+        first, second = corners[index[:, a]], corners[index[:, b]]
+        ordered = _lexicographic_before(first, second)[:, None]
+        start, end = np.where(ordered, first, second), np.where(ordered, second, first)
         crossing = np.flatnonzero(((z[:, a] < height) & (z[:, b] > height))
                                   | ((z[:, a] > height) & (z[:, b] < height)))
         s, e = start[crossing], end[crossing]
@@ -97,6 +119,15 @@ def _cut_points(corners: np.ndarray, index: np.ndarray,
         on = np.flatnonzero(z[:, v] == height)
         _append(points, count, on, corners[index[on, v], :2])
     return points, count
+
+
+def _lexicographic_before(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Whether each point (row) of ``p`` comes before, or is, its point of ``q``, ordered by
+    their first coordinate, then the next."""
+    before = np.ones(len(p), bool)
+    for axis in reversed(range(p.shape[1])):
+        before = (p[:, axis] < q[:, axis]) | ((p[:, axis] == q[:, axis]) & before)
+    return before
 
 
 def _append(points: np.ndarray, count: np.ndarray, rows: np.ndarray,
@@ -151,13 +182,49 @@ def _join_halves(segments: np.ndarray, normals: np.ndarray, triangle: np.ndarray
     return segments[keep], normals[keep], triangle[keep]
 
 
-def _gridded(height: float, segments: np.ndarray, normals: np.ndarray,
-             triangle: np.ndarray) -> PlaneSlice:
+def _loops(segments: np.ndarray,
+           normals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``PlaneSlice.loops``, ``sides`` and ``front``: the simple closed loops the segments
+    make when each runs with its normal on its right. Points meet only where they are equal
+    (the slice cuts a shared edge at one point); a connected set of segments is a loop when
+    each of its points begins exactly one of them and ends exactly one."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    count = len(segments)
+    if not count:
+        return np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int8)
+    run = segments[:, 2:] - segments[:, :2]
+    forward = run[:, 1] * normals[:, 0] - run[:, 0] * normals[:, 1] >= 0.0  # normal on right
+    begins = np.where(forward[:, None], segments[:, :2], segments[:, 2:])
+    ends = np.where(forward[:, None], segments[:, 2:], segments[:, :2])
+    _, point = np.unique(np.concatenate([begins, ends]), axis=0, return_inverse=True)
+    point = point.reshape(-1)
+    points = int(point.max()) + 1
+    first, last = point[:count], point[count:]
+    simple = (np.bincount(first, minlength=points) == 1) \
+        & (np.bincount(last, minlength=points) == 1)
+    _, component = connected_components(
+        coo_matrix((np.ones(count), (first, last)), shape=(points, points)), directed=False)
+    is_loop = np.ones(int(component.max()) + 1, bool)
+    np.logical_and.at(is_loop, component, simple)
+    on_loop = is_loop[component[first]]
+    numbers = np.cumsum(is_loop) - 1  # loops numbered in component order
+    loops = np.where(on_loop, numbers[component[first]], -1).astype(np.int32)
+    twice_area = np.bincount(loops[on_loop], weights=(begins[:, 0] * ends[:, 1] - ends[:, 0]
+                                                      * begins[:, 1])[on_loop],
+                             minlength=int(is_loop.sum()))
+    front = np.where(twice_area > 0.0, 0, -1).astype(np.int8)
+    return loops, np.where(forward, 1, -1).astype(np.int8), front
+
+
+def _gridded(height: float, segments: np.ndarray, normals: np.ndarray, triangle: np.ndarray,
+             loops: np.ndarray, sides: np.ndarray, front: np.ndarray) -> PlaneSlice:
     """The segments filed by the cell of their midpoint, in cells about SEGMENTS_PER_CELL
     segment lengths wide; each cell's bounds cover its segments whole."""
     if not len(segments):
         return PlaneSlice(height, np.zeros((0, 4)), np.zeros((0, 2)), np.zeros(0, np.int32),
-                          np.zeros((0, 4)), np.zeros(1, np.int64))
+                          np.zeros((0, 4)), np.zeros(1, np.int64), loops, sides, front)
     lengths = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
     cell = max(float(np.median(lengths)) * SEGMENTS_PER_CELL, 1e-3)
     middle = (segments[:, :2] + segments[:, 2:]) / 2.0
@@ -172,7 +239,8 @@ def _gridded(height: float, segments: np.ndarray, normals: np.ndarray,
     cells = np.column_stack([np.minimum.reduceat(low, first), np.maximum.reduceat(high, first)])
     return PlaneSlice(height, segments, np.ascontiguousarray(normals[order]),
                       np.ascontiguousarray(triangle[order]), np.ascontiguousarray(cells),
-                      starts)
+                      starts, np.ascontiguousarray(loops[order]),
+                      np.ascontiguousarray(sides[order]), front)
 
 
 @inline_kernel
@@ -347,8 +415,34 @@ def _cut(x0: float, y0: float, x1: float, y1: float, which: int, nx: float, ny: 
     return touched_low, touched_high
 
 
+@inline_kernel
+def _winding(segments: np.ndarray, cells: np.ndarray, starts: np.ndarray, loops: np.ndarray,
+             sides: np.ndarray, ox: float, oy: float, winding: np.ndarray) -> None:
+    """How many times each loop winds round (ox, oy), into ``winding``: the signed
+    crossings of the ray towards +x (upward +1), a point counted on the side above it."""
+    winding[:] = 0
+    for c in range(cells.shape[0]):
+        if cells[c, 1] > oy or cells[c, 3] < oy or cells[c, 2] <= ox:
+            continue
+        for s in range(starts[c], starts[c + 1]):
+            loop = loops[s]
+            if loop < 0:
+                continue
+            ax, ay, bx, by = segments[s, 0], segments[s, 1], segments[s, 2], segments[s, 3]
+            if sides[s] < 0:
+                ax, ay, bx, by = bx, by, ax, ay
+            if ay <= oy < by:
+                step = 1
+            elif by <= oy < ay:
+                step = -1
+            else:
+                continue
+            if ax + (oy - ay) * (bx - ax) / (by - ay) > ox:
+                winding[loop] += step
+
+
 @kernel
-def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+def rasterise(plane: tuple[np.ndarray, ...],
               ox: float, oy: float, theta0: float, step: float, beams: int, first: int,
               dx: np.ndarray, dy: np.ndarray, far: float, depth: np.ndarray,
               triangle: np.ndarray, cosine: np.ndarray) -> None:
@@ -359,8 +453,9 @@ def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 
     Cells are taken nearest first. A cell whose beams (those its bounds span, by their
     blocks' maxima) all end nearer than the cell is skipped, and the scan ends at the first
-    cell beyond every beam's range."""
-    segments, normals, triangles, cells, starts = plane
+    cell beyond every beam's range. A loop's segments that face the other way than its first
+    crossing must are skipped (see the module's docstring)."""
+    segments, normals, triangles, cells, starts, loops, sides, front = plane
     count = dx.shape[0]
     fan = _fan(theta0, step, beams, first, count)
     _, _, per_radian, period, slack, turns, _, last = fan
@@ -371,6 +466,8 @@ def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
     blocks = (count + BLOCK - 1) // BLOCK
     block_max = np.full(blocks, far)
     order, reach = _nearest_first(cells, ox, oy, far)
+    winding = np.empty(front.shape[0], np.int64)
+    _winding(segments, cells, starts, loops, sides, ox, oy, winding)
     bound = far
     for c in order:
         gap = reach[c]
@@ -395,6 +492,11 @@ def rasterise(plane: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
                 continue
         touched_low, touched_high = last, first - 1
         for s in range(starts[c], starts[c + 1]):
+            loop = loops[s]
+            if loop >= 0 and ((normals[s, 0] * (segments[s, 0] - ox)
+                               + normals[s, 1] * (segments[s, 1] - oy) < 0.0)
+                              != (winding[loop] == front[loop])):
+                continue  # not what a first crossing of its loop meets: hidden
             low_beam, high_beam = _cut(segments[s, 0] - ox, segments[s, 1] - oy,
                                        segments[s, 2] - ox, segments[s, 3] - oy, triangles[s],
                                        normals[s, 0], normals[s, 1], fan, dx, dy, depth,

@@ -59,8 +59,9 @@ def _scan(points: np.ndarray, x: float, y: float, first: int,
     """Nearest of ``count`` segments from ``first`` (wrapping): (segment, t, squared distance)."""
     n = points.shape[0]
     best, best_t, best_d2 = -1, 0.0, math.inf
-    for k in range(count):
-        i = (first + k) % n
+    j = first % n  # then stepped with a comparison: a modulo per segment cost a third
+    for _ in range(count):
+        i = j
         j = i + 1 if i + 1 < n else 0
         ax, ay = points[i, 0], points[i, 1]
         dx, dy = points[j, 0] - ax, points[j, 1] - ay

@@ -17,7 +17,7 @@ between them, as Embree's watertight mode ensures in 3D. The two halves of a fla
 wall panel) are joined into one segment (``_join_halves``): half as many segments to visit,
 at most a few nanometres off the halves.
 
-About half of the segments a scan reaches cannot be the first thing a beam meets: where the
+Many of the segments a scan reaches cannot be the first thing a beam meets: where the
 slice's segments form simple closed loops (``_loops``: each point of a loop begins one segment
 and ends one, with the normal on each segment's right), a beam's first crossing of a loop
 leaves the side of the loop that the scanner is on. So it meets a segment facing the scanner
@@ -187,7 +187,8 @@ def _loops(segments: np.ndarray,
     """``PlaneSlice.loops``, ``sides`` and ``front``: the simple closed loops the segments
     make when each runs with its normal on its right. Points meet only where they are equal
     (the slice cuts a shared edge at one point); a connected set of segments is a loop when
-    each of its points begins exactly one of them and ends exactly one."""
+    each of its points begins exactly one of them and ends exactly one, and each has a
+    normal."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -208,6 +209,8 @@ def _loops(segments: np.ndarray,
         coo_matrix((np.ones(count), (first, last)), shape=(points, points)), directed=False)
     is_loop = np.ones(int(component.max()) + 1, bool)
     np.logical_and.at(is_loop, component, simple)
+    # a segment of a degenerate triangle has no normal, so no side to face: not on a loop
+    np.logical_and.at(is_loop, component[first], normals.any(axis=1))
     on_loop = is_loop[component[first]]
     numbers = np.cumsum(is_loop) - 1  # loops numbered in component order
     loops = np.where(on_loop, numbers[component[first]], -1).astype(np.int32)

@@ -42,6 +42,7 @@ def make_plan(argv: list[str]) -> RunPlan | None:
 
 
 def _plan(argv: list[str], folders: list[Path]) -> RunPlan:
+    """``make_plan`` past ``--help``; the folders it makes go in ``folders``."""
     arguments = parse_arguments(argv)
     wants_rviz = arguments.pop('rviz', 'false').lower() in ('true', '1', 'yes')
     resources = resources_dir()
@@ -73,6 +74,10 @@ def main() -> int:
     except KeyboardInterrupt:  # the launcher was stopped: it asks us to stop too
         return 0
     if plan is not None:
-        with os.fdopen(int(os.environ[PLAN_FD_ENV]), 'w') as out:
-            out.write(plan.to_json())
+        try:
+            with os.fdopen(int(os.environ[PLAN_FD_ENV]), 'w') as out:
+                out.write(plan.to_json())
+        except BrokenPipeError:  # the launcher is gone: nobody will run the plan
+            for folder in plan.folders:
+                shutil.rmtree(folder, ignore_errors=True)
     return 0

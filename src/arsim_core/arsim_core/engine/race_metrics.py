@@ -117,9 +117,9 @@ def project(centerline: np.ndarray, s_cumulative: np.ndarray, point: Sequence[fl
     last time (-1 searches all segments); the window around it widens to a full search when
     the nearest point is on the window's edge or farther than ``radius`` from the centerline.
     """
+    # Copies: a read-only array (a track from the wire) would compile a kernel of its own.
     s, lateral, segment, _ = _nearest(
-        np.ascontiguousarray(centerline, dtype=np.float64),
-        np.ascontiguousarray(s_cumulative, dtype=np.float64),
+        np.array(centerline, dtype=np.float64), np.array(s_cumulative, dtype=np.float64),
         float(point[0]), float(point[1]), int(hint), int(window), float(radius))
     return s, lateral, segment
 
@@ -326,7 +326,7 @@ class RaceMetrics:
             raise ConfigError(msg)
         widths: dict[str, np.ndarray] = {}
         for key, values in (('width_left', width_left), ('width_right', width_right)):
-            arr = np.asarray(values, dtype=np.float64)
+            arr = np.array(values, dtype=np.float64)  # own, writable: one kernel signature
             if arr.shape != (points.shape[0],):
                 msg = (f'{key} must have shape ({points.shape[0]},), one width per centerline '
                        f'point, got {arr.shape}')

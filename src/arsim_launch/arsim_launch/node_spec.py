@@ -10,7 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 PLAN_FD_ENV = 'ARSIM_PLAN_FD'  # the pipe arsim_launch.plan writes the plan to
@@ -65,3 +68,9 @@ class RunPlan:
         data = json.loads(text)
         return cls([NodeSpec.from_data(p) for p in data['processes']], data['env'],
                    data['heartbeat_timeout_s'], data['folders'])
+
+
+def remove_folders(folders: Iterable[str | Path]) -> None:
+    """Remove a run's folders (``RunPlan.folders``), whatever is in them, if still there."""
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -13,13 +13,12 @@ printed as one line.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 from arsim_core.errors import ArsimError
 from arsim_launch.arguments import launch_overrides, parse_arguments, usage
-from arsim_launch.node_spec import PLAN_FD_ENV, RunPlan
+from arsim_launch.node_spec import PLAN_FD_ENV, RunPlan, remove_folders
 from arsim_launch.nodes import generate_nodes, has_package, rviz_node, validate
 from arsim_launch.process_environment import process_environment
 from arsim_launch.resources import default_settings, resources_dir
@@ -36,8 +35,7 @@ def make_plan(argv: list[str]) -> RunPlan | None:
     try:
         return _plan(argv, folders)
     except BaseException:
-        for folder in folders:
-            shutil.rmtree(folder, ignore_errors=True)
+        remove_folders(folders)
         raise
 
 
@@ -78,6 +76,5 @@ def main() -> int:
             with os.fdopen(int(os.environ[PLAN_FD_ENV]), 'w') as out:
                 out.write(plan.to_json())
         except BrokenPipeError:  # the launcher is gone: nobody will run the plan
-            for folder in plan.folders:
-                shutil.rmtree(folder, ignore_errors=True)
+            remove_folders(plan.folders)
     return 0

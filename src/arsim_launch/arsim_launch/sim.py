@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import signal
 import subprocess
 import sys
 
 from arsim_core.process.entrypoints import stop_on_signals
-from arsim_launch.node_spec import PLAN_FD_ENV, RunPlan
+from arsim_launch.node_spec import PLAN_FD_ENV, RunPlan, remove_folders
 from arsim_launch.runner import child_setup, run
 
 # Started as arsim's console scripts start (arsim_core.process.entrypoints): quiet when
@@ -38,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(plan.processes, stop, plan.heartbeat_timeout_s, plan.env)
     finally:
-        for folder in plan.folders:
-            shutil.rmtree(folder, ignore_errors=True)
+        remove_folders(plan.folders)
 
 
 def planned(argv: list[str]) -> tuple[int, RunPlan | None]:

@@ -1,10 +1,10 @@
 """Private ZeroMQ endpoints for one simulation run.
 
 A backend address left at ``auto`` becomes an ``ipc://`` socket in a directory made for the run
-(mode 0700: no other user can connect, unlike a loopback port) and removed when the run ends
-(by default, when the process that made it exits; the pip launcher's planning process hands it
-to the launcher). Measured on the cam1024x760_hokuyo benchmark, where every frame carries a
-2.3 MB image over both hops, Unix sockets gave 146 Hz against 137 Hz over TCP loopback (mean of five
+(mode 0700: no other user can connect, unlike a loopback port) and removed when the run ends (by
+default, when the process that made it exits; the pip launcher's planning process hands it to
+the launcher). Measured on the cam1024x760_hokuyo benchmark, where every frame carries a 2.3 MB
+image over both hops, Unix sockets gave 146 Hz against 137 Hz over TCP loopback (mean of five
 alternating runs each), and two runs can never collide on a port. A Unity or external backend,
 which this launcher does not start, keeps the Unity server's ``tcp://127.0.0.1:5555``.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
@@ -26,13 +25,14 @@ from arsim_core.config.scenario import (
     Scenario,
     load_scenario,
 )
+from arsim_launch.node_spec import remove_folders
 
 TCP_FALLBACK = {'address': TCP_BACKEND_ADDRESS, 'frames_address': 'tcp://127.0.0.1:5556'}
 
 
 def remove_at_exit(folder: Path) -> None:
     """Remove ``folder`` when this process exits."""
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    atexit.register(remove_folders, [folder])
 
 
 def concrete_addresses(scenario: Scenario,

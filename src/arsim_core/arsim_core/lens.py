@@ -284,14 +284,16 @@ class Resampling:
     linear: tuple[np.ndarray, np.ndarray]
     nearest: np.ndarray
 
-    def remap(self, image: np.ndarray, nearest: bool, fill: float) -> np.ndarray:
-        """``image`` (the ideal image) seen through the lens."""
+    def remap(self, image: np.ndarray, nearest: bool, fill: float,
+              rows: slice = slice(None), out: np.ndarray | None = None) -> np.ndarray:
+        """Rows ``rows`` of ``image`` (the ideal image) seen through the lens, written to
+        ``out`` (those rows of the output image) when given."""
         import cv2
         if nearest:
-            return cv2.remap(image, self.nearest, None, cv2.INTER_NEAREST,
+            return cv2.remap(image, self.nearest[rows], None, cv2.INTER_NEAREST, dst=out,
                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
-        return cv2.remap(image, *self.linear, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                         borderValue=fill)
+        return cv2.remap(image, self.linear[0][rows], self.linear[1][rows], cv2.INTER_LINEAR,
+                         dst=out, borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
 
 
 def resampling(intrinsics: Intrinsics, lens: Lens, oversample: float = OVERSAMPLE

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scenes import room
 
-from arsim_core.backend import embree
+from arsim_core.backend import embree, helper_thread
 from arsim_core.beams import spinning_directions
 
 
@@ -32,7 +32,7 @@ def test_a_split_cast_equals_a_single_thread_cast(caster, monkeypatch: pytest.Mo
     starts = np.column_stack([rng.uniform(-3.0, 3.0, (count, 2)), rng.uniform(0.1, 1.5, count)])
     assert embree._parts(len(directions), count)[1:], 'the cast must be split'
     split = caster.cast(starts, directions, 20.0)
-    monkeypatch.setattr(embree, '_THREADS', 1)
+    monkeypatch.setattr(helper_thread, 'THREADS', 1)
     single = caster.cast(starts, directions, 20.0)
     assert 0.5 < np.isfinite(single[0]).mean() < 1.0  # hits and misses both
     for got, want in zip(split, single, strict=True):

@@ -25,6 +25,7 @@ import numpy as np
 
 from arsim_core import labels
 from arsim_core.backend import camera_weather as weather
+from arsim_core.backend import helper_thread
 from arsim_core.backend.exposure import ImageSensor
 from arsim_core.backend.motion_blur import CameraMotion
 from arsim_core.backend.opengl import View, seed_of
@@ -154,7 +155,7 @@ class Camera:
                                        else (board, model))
         lens = self.resampling
         if lens is not None:
-            images = {o: lens.remap(images[o], o != 'rgb', FILL[o]) for o in view.outputs}
+            images = {o: _through_lens(lens, self.intrinsics, images[o], o) for o in view.outputs}
         images = weather.weathered(ctx.world, self.intrinsics, view, poses[self.car], images)
         if self.motion is not None:
             images = self.motion.apply(images, ctx.timeline, self.car, self.optical_to_world)
@@ -163,6 +164,20 @@ class Camera:
                 images['rgb'], ctx.time_ns, seed_of(self.seed, ctx.time_ns, SENSOR_NOISE))}
         return Rendered(ctx.time_ns, tuple(Output(f'/{o}', images[o], ENCODINGS[o])
                                        for o in self.outputs))
+
+
+def _through_lens(lens: Resampling, intrinsics: Intrinsics, ideal: np.ndarray,
+                  output: str) -> np.ndarray:
+    """The camera's ``output`` image, resampled from the ``ideal`` image through its lens
+    (shared with the helper thread in bands of rows when large)."""
+    height, width = intrinsics.height, intrinsics.width
+    image = np.empty((height, width, *ideal.shape[2:]), ideal.dtype)
+
+    def band(rows: slice) -> None:
+        lens.remap(ideal, output != 'rgb', FILL[output], rows, image[rows])
+
+    helper_thread.share(band, helper_thread.image_rows(height, width))
+    return image
 
 
 def _effects(effects: CameraEffects, intrinsics: Intrinsics, resampled: Resampling | None,

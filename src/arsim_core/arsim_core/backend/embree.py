@@ -8,9 +8,9 @@ wider ones, and its emulated 16-wide packets were 3 times slower on AVX2 than na
 ones. ``ARSIM_EMBREE_CONFIG`` is Embree's device configuration (``isa=avx2`` casts as an AVX2
 machine would). The loop is single-threaded on purpose: numba's parallel loops slow down
 ten-fold when their threads are preempted. A cast of many rays (a 3D LiDAR's revolution) is
-instead shared with one helper thread (``_helper_thread``; ``ARSIM_RAY_THREADS=1`` keeps it on
-the caller's). The library is the one the embreex wheel ships (or a system ``libembree4``);
-scenes are built through its C API with ctypes, in Embree's robust (watertight) mode.
+instead shared with one helper thread (``helper_thread``). The library is the one the embreex
+wheel ships (or a system ``libembree4``); scenes are built through its C API with ctypes, in
+Embree's robust (watertight) mode.
 
 A 2D LiDAR has a second kernel, ``scan``: the sensor's rays from the car's pose, the packets
 and the range model in one call, so a 1080-beam scan on arsim_ring renders in about 30 us
@@ -39,14 +39,13 @@ import importlib.util
 import math
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from arsim_core._jit import NUMBA_WANTED, cached_njit
-from arsim_core.backend import lidar_effects, plane_scan
+from arsim_core.backend import helper_thread, lidar_effects, plane_scan
 from arsim_core.backend.raycast import Cast, check_origins
 
 _RTC_GEOMETRY_TYPE_TRIANGLE = 0
@@ -62,8 +61,6 @@ _RTC_SCENE_FLAG_ROBUST = 1 << 2
 # rtcGetDeviceProperty: whether rtcIntersect4/8/16 run natively, not emulated
 _RTC_DEVICE_PROPERTY_NATIVE_RAY = {4: 32, 8: 33, 16: 34}
 PACKET = 16  # rays that callers pad their beams to: a multiple of every packet width
-# Threads a large cast may use (ARSIM_RAY_THREADS, default 2; 1 casts on the caller's only).
-_THREADS = max(1, int(os.environ.get('ARSIM_RAY_THREADS', '2') or '2'))
 _PACKET_FIELDS = 12 + 9  # ray + hit, up to and including instPrimID
 # ARSIM_EMBREE_CONFIG: Embree's device configuration (e.g. ``isa=avx2``), to run the casters as
 # on a machine of another CPU class.
@@ -718,42 +715,14 @@ def runtime() -> _Runtime:
     return _RUNTIME
 
 
-SPLIT_RAYS = 8192  # a cast of at least this many rays is shared with a helper thread
-_HELPER: ThreadPoolExecutor | None = None
+SPLIT_RAYS = 8192  # a cast of at least this many rays is shared with the helper thread
 
 
-def _helper_thread() -> ThreadPoolExecutor:
-    """One thread that casts half of a large batch while the caller casts the other half.
-
-    The cast kernel releases the GIL, so the halves run on two cores when two are free and
-    one after the other when not: unlike numba's parallel loops, which spin and slow down
-    ten-fold when a thread is preempted, a waiting Python thread just sleeps. In the backend
-    the bridge, the sensor nodes and the dynamics leave about half of the second core idle
-    here while a 3D LiDAR is cast. An OS1-64 revolution in arsim_ring's hall took 1.5 ms on
-    two threads where one took 2.7, with the same hits.
-    """
-    global _HELPER
-    if _HELPER is None:
-        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix='arsim-embree')
-    return _HELPER
-
-
-def _each(action: Callable[[slice], None], parts: list[slice]) -> None:
-    for part in parts:
-        action(part)
-
-
-def _parts(rays: int, origins: int, count: int = 4) -> list[slice]:
-    """A cast of ``rays`` from ``origins`` (one, one per ray, or cycled) cut into ``count``
-    parts, taken in turns by the caller and the helper thread: a sensor's rays are rows of
-    channels, the upper ones reaching walls far away and the lower ones the floor nearby, so
-    alternate parts balance the two threads' work. Cuts fall on whole packets and on multiples
-    of a cycled origin count; one part (no split) for small casts."""
-    if rays < SPLIT_RAYS or _THREADS < 2:
-        return [slice(0, rays)]
+def _parts(rays: int, origins: int) -> list[slice]:
+    """A cast of ``rays`` from ``origins`` (one, one per ray, or cycled) cut for the helper
+    thread: on whole packets and on multiples of a cycled origin count."""
     step = PACKET if origins in (1, rays) else math.lcm(PACKET, origins)
-    cuts = sorted({min(rays, (rays * k // count) // step * step) for k in range(count)} | {rays})
-    return [slice(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    return helper_thread.parts(rays, step, SPLIT_RAYS)
 
 
 class EmbreePacketRaycaster:
@@ -818,14 +787,8 @@ class EmbreePacketRaycaster:
             self._rt.kernel(self._rt.intersect, self._scene, own, directions[part],
                             np.float32(0.0), far, distance[part], primitive[part], cosine[part])
 
-        parts = _parts(n, len(origins))
-        if len(parts) > 1:
-            helper = _helper_thread().submit(_each, cast_part, parts[1::2])
-            for part in parts[0::2]:
-                cast_part(part)
-            helper.result()
-        elif n:
-            cast_part(slice(0, n))
+        if n:
+            helper_thread.share(cast_part, _parts(n, len(origins)))
         return distance, primitive, cosine
 
     def rays(self, pose: np.ndarray, mount: np.ndarray, local: np.ndarray,

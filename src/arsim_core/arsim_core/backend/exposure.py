@@ -41,6 +41,7 @@ import cv2
 import numpy as np
 
 from arsim_core._jit import NUMBA_ENABLED, inline_kernel, kernel, python_function
+from arsim_core.backend import helper_thread
 from arsim_core.backend.pixel_rays import pixel_rays
 from arsim_core.lens import Resampling
 from arsim_core.pinhole import Intrinsics
@@ -50,7 +51,8 @@ from arsim_core.protocol.camera_effects import CameraEffects, Exposure, PhotonNo
 TOP_LEVEL = 1.0 - 0.5 / 255.0  # level 255 decodes as if half a level below 1 (1 is infinity)
 METER_STEP = 4  # auto exposure meters every fourth row and column
 LOG_GAIN_TOLERANCE = 1e-7  # of the metered gain's logarithm
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's counter step
+_GOLDEN_INT = 0x9E3779B97F4A7C15  # SplitMix64's counter step
+_GOLDEN = np.uint64(_GOLDEN_INT)
 _MIX_1, _MIX_2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
 
@@ -142,24 +144,38 @@ class ImageSensor:
         """The sensor's image of the rendered ``rgb`` (uint8, height x width x 3) at
         ``time_ns``, its noise drawn from ``seed``. ``rgb`` is not changed; the array returned
         is this camera's own and stays valid until its next-but-one frame (as the
-        renderer's)."""
+        renderer's). A large image is shared with the helper thread in bands of rows, with
+        the same values."""
         self._flip ^= 1
         out = self._buffer(f'out{self._flip}', rgb.shape, np.uint8)
         if self.auto:
             self._follow(rgb, time_ns)
-        image = rgb
-        if self.vignette is not None:
-            image = cv2.multiply(rgb, self.vignette, scale=1.0 / 255.0,
-                                 dst=self._buffer('vignetted', rgb.shape, np.uint8))
-        if self.noise is not None:
-            key = python_function(splitmix64)(np.array([seed], np.uint64))[0]
-            words = self._buffer('draws', ((rgb.size + 7) // 8,), np.uint64)
-            noisy(image.reshape(-1), self.noise_table().reshape(-1), key, words,
-                  out.reshape(-1))
-        elif self.gain != 1.0:
-            cv2.LUT(image, self._exposure_table(), dst=out)
-        else:
-            np.copyto(out, image)
+        vignette = None if self.vignette is None else \
+            (self.vignette, self._buffer('vignetted', rgb.shape, np.uint8))
+        noise = None if self.noise is None else (
+            int(python_function(splitmix64)(np.array([seed], np.uint64))[0]),
+            self.noise_table().reshape(-1), self._buffer('draws', ((rgb.size + 7) // 8,),
+                                                         np.uint64))
+        table = self._exposure_table() if noise is None and self.gain != 1.0 else None
+        row_values = rgb[0].size
+
+        def band(rows: slice) -> None:
+            image = rgb[rows]
+            if vignette is not None:
+                image = cv2.multiply(image, vignette[0][rows], scale=1.0 / 255.0,
+                                     dst=vignette[1][rows])
+            if noise is not None:
+                key, outputs, words = noise
+                # the band's first word of the frame's stream (bands start on whole words)
+                first = rows.start * row_values // 8
+                noisy(image.reshape(-1), outputs, np.uint64((key + first * _GOLDEN_INT) % 2**64),
+                      words[first:], out[rows].reshape(-1))
+            elif table is not None:
+                cv2.LUT(image, table, dst=out[rows])
+            else:
+                np.copyto(out[rows], image)
+
+        helper_thread.share(band, helper_thread.image_rows(*rgb.shape[:2]))
         return out
 
     def _buffer(self, name: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:

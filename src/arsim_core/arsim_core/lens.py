@@ -251,27 +251,29 @@ def _probe(intrinsics: Intrinsics) -> np.ndarray:
 def ideal_intrinsics(intrinsics: Intrinsics, lens: Lens, oversample: float = OVERSAMPLE,
                      max_side: int = MAX_IDEAL_SIDE) -> Intrinsics:
     """The pinhole image rendered for ``lens``: it holds every ray of the output image (plus
-    PAD pixels), with at least ``oversample`` pixels for each output pixel where the output is
-    densest, unless that would make a side larger than ``max_side``."""
+    PAD pixels), with at least ``oversample`` pixels along each axis for each output pixel
+    where the output is densest along it, unless that would make a side larger than
+    ``max_side``. The two axes have their own focal lengths: a tall wide-angle image is
+    densest along v in its corners and needs no more pixels along u than at its centre."""
     problem = coverage_problem(intrinsics, lens)
     if problem is not None:
         raise problem
     pixels = _probe(intrinsics)
     normalised = rays(intrinsics, lens, pixels)
-    # The smallest angle an output pixel spans, along u and along v, from neighbours a pixel
-    # apart: the ideal image must be at least this fine.
-    step_u = rays(intrinsics, lens, pixels + [1.0, 0.0]) - normalised
-    step_v = rays(intrinsics, lens, pixels + [0.0, 1.0]) - normalised
-    finest = min(float(np.abs(step_u[:, 0]).min()), float(np.abs(step_v[:, 1]).min()))
     low, high = normalised.min(axis=0), normalised.max(axis=0)
-    focal = oversample / finest
-    span = float((high - low).max()) * focal + 2 * PAD + 1
-    if span > max_side:
-        focal *= (max_side - 2 * PAD - 1) / (span - 2 * PAD - 1)
-    width = math.ceil((high[0] - low[0]) * focal) + 2 * PAD + 1
-    height = math.ceil((high[1] - low[1]) * focal) + 2 * PAD + 1
-    return Intrinsics(width, height, focal, focal, float(PAD - low[0] * focal),
-                      float(PAD - low[1] * focal))
+    sides, focals = [], []
+    for axis, step in enumerate(([1.0, 0.0], [0.0, 1.0])):
+        # The smallest angle an output pixel spans along this axis, from neighbours a pixel
+        # apart: the ideal image must be at least this fine.
+        finest = float(np.abs(rays(intrinsics, lens, pixels + step) - normalised)[:, axis].min())
+        focal = oversample / finest
+        span = float(high[axis] - low[axis]) * focal + 2 * PAD + 1
+        if span > max_side:
+            focal *= (max_side - 2 * PAD - 1) / (span - 2 * PAD - 1)
+        focals.append(focal)
+        sides.append(math.ceil((high[axis] - low[axis]) * focal) + 2 * PAD + 1)
+    return Intrinsics(sides[0], sides[1], focals[0], focals[1],
+                      float(PAD - low[0] * focals[0]), float(PAD - low[1] * focals[1]))
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,33 @@ def test_each_pixels_ray_projects_back_onto_it_through_opencv(intrinsics: Intrin
         and v.max() < ideal.height - 1
 
 
+@pytest.mark.parametrize(('intrinsics', 'lens'), [
+    *LENSES, (Intrinsics.from_fov(256, 512, 1.5), Lens('plumb_bob', (-0.1, 0.02, 0.0, 0.0, 0.0)))],
+    ids=lambda v: getattr(v, 'model', ''))
+def test_the_ideal_image_is_as_fine_as_the_output_along_each_axis(intrinsics: Intrinsics,
+                                                                   lens: Lens) -> None:
+    """Output pixels a pixel apart along u (v) read ideal pixels at least a pixel apart along
+    u (v), everywhere, and no finer than needed: somewhere exactly a pixel apart."""
+    ideal = resampling(intrinsics, lens).ideal
+    pixels = np.stack(np.meshgrid(np.arange(intrinsics.width), np.arange(intrinsics.height)),
+                      axis=-1).reshape(-1, 2).astype(np.float64)
+    found = rays(intrinsics, lens, pixels)
+    for axis, focal in enumerate((ideal.fx, ideal.fy)):
+        neighbours = rays(intrinsics, lens, pixels + np.eye(2)[axis])
+        apart = np.abs(neighbours - found)[:, axis] * focal
+        assert apart.min() == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_tall_wide_angle_image_is_rendered_with_fewer_columns_than_rows_need() -> None:
+    """A 256 x 512 camera seeing 123 degrees vertically: its corners are densest along v, so
+    the ideal image's u axis keeps the centre's density (30 % fewer pixels than one focal
+    length for both axes)."""
+    intrinsics = Intrinsics.from_fov(256, 512, 1.5)
+    ideal = resampling(intrinsics, Lens('plumb_bob', (-0.1, 0.02, 0.0, 0.0, 0.0))).ideal
+    assert ideal.fx == pytest.approx(intrinsics.fx, rel=0.1)
+    assert ideal.fy > 1.4 * ideal.fx
+
+
 def test_a_camera_without_a_lens_is_rendered_as_it_is_published(write_profile) -> None:
     """No resampling, so no per-frame cost: the renderer's image is the published one."""
     plain = Camera.from_wire('ego', camera(write_profile, fov_rad=1.5).to_wire(), 0)

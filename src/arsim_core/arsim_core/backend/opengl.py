@@ -14,8 +14,9 @@ triangles that meet the view volume are drawn (``frustum``), other cars as the c
 
 from __future__ import annotations
 
+import ctypes
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,6 +262,25 @@ _READ_TYPES = {'depth': 'f4', 'semantic': 'u1'}  # rgb is read as RGBA, see GLRe
 _FORMATS = {'rgb': (4, 'f1'), 'depth': (1, 'f4'), 'semantic': (1, 'u1')}
 
 
+def gil_free_finish() -> Callable[[], None] | None:
+    """``glFinish`` called through ctypes, which lets go of the GIL while the driver works;
+    None where no OpenGL library loads.
+
+    moderngl holds the GIL in its calls, and the frame is rasterised (by llvmpipe on a CPU)
+    inside the first one that needs its pixels, so a camera would stop every other Python
+    thread of the process for as long: in a run that hosts every node in one process, the
+    thread that publishes the previous frame's messages. Waiting here first leaves the read-back
+    a copy. The function acts on the calling thread's current context, moderngl's."""
+    for name in ('libOpenGL.so.0', 'libGL.so.1'):
+        try:
+            finish = ctypes.CDLL(name).glFinish
+        except (OSError, AttributeError):
+            continue
+        finish.restype, finish.argtypes = None, []
+        return finish
+    return None
+
+
 class GLRenderer:
     """One EGL context per backend process; one framebuffer per camera."""
 
@@ -280,6 +300,7 @@ class GLRenderer:
         self.ctx = moderngl.create_context(standalone=True,
                                            backend='egl')  # type: ignore[arg-type]
         self.device = self.ctx.info.get('GL_RENDERER', '?')
+        self._finish = gil_free_finish()
         self._programs: dict[tuple[Shading, bool, bool], Any] = {}
         self._lit: dict[int, Appearance] = {}  # the appearance each program's uniforms hold
         self._targets: dict[tuple[str, str], _Target] = {}
@@ -431,6 +452,8 @@ class GLRenderer:
         if not shading.sky_is_kept:
             self.ctx.depth_func = '<='
             self._draw_sky(view)
+        if self._finish is not None:
+            self._finish()
         target.flip ^= 1
         arrays = target.buffers[target.flip]
         for attachment, output in enumerate(view.outputs):

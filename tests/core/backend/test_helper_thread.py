@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arsim_core.backend import helper_thread
-from arsim_core.backend.camera import _through_lens
+from arsim_core.backend.camera import FILL, _through_lens
 from arsim_core.backend.exposure import ImageSensor
 from arsim_core.lens import Lens, resampling
 from arsim_core.pinhole import Intrinsics
@@ -59,6 +59,7 @@ def test_a_shared_lens_image_is_the_image_of_one_thread(output: str,
     shared, alone = shared_and_alone(lambda: _through_lens(lens, K, ideal, output), monkeypatch)
     assert shared.shape[:2] == (K.height, K.width)
     np.testing.assert_array_equal(shared, alone)
+    np.testing.assert_array_equal(alone, lens.remap(ideal, output != 'rgb', FILL[output]))
 
 
 def test_an_error_on_either_thread_reaches_the_caller() -> None:

@@ -500,8 +500,8 @@ class RaceCore:
                 self._status_cache = [sim.metrics.status(sim.controlled[0])]
             elif self.packed:
                 sim = self.sims[0]
-                self._status_cache = [status._replace(position=1) for status
-                                      in sim.metrics.statuses(sim.names).values()]
+                self._status_cache = [sim.metrics.status(name, alone=True)
+                                      for name in sim.names]
             else:
                 self._status_cache = [status for sim in self.sims for status in
                                       sim.metrics.statuses(sim.controlled).values()]
@@ -514,7 +514,7 @@ class RaceCore:
             return self._status_cache[race * k:(race + 1) * k]
         if self.packed:
             sim = self.sims[0]
-            return [sim.metrics.status(sim.names[race])._replace(position=1)]
+            return [sim.metrics.status(sim.names[race], alone=True)]
         sim = self.sims[race]
         return list(sim.metrics.statuses(sim.controlled).values())
 

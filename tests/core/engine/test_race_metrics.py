@@ -199,6 +199,8 @@ def test_standings_order_by_progress_then_lap_completion_then_name() -> None:
     rm.place('z', pose(2.0))
     assert [st.name for st in rm.standings()] == ['a', 'b', 'z']
     assert rm.status('z').position == 3
+    # a car in a race of its own (a vector environment's packed cars) leads it
+    assert rm.status('z', alone=True) == rm.status('z')._replace(position=1)
 
 
 def test_place_keeps_the_laps_and_restarts_the_position_on_the_lap() -> None:

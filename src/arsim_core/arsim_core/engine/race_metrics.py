@@ -486,10 +486,12 @@ class RaceMetrics:
         """True only right after the update in which ``car`` completed a lap (for rewards)."""
         return self._car(car).lap_frame == self._frame
 
-    def status(self, car: str) -> CarRaceStatus:
-        """``car``'s race at the latest frame."""
+    def status(self, car: str, alone: bool = False) -> CarRaceStatus:
+        """``car``'s race at the latest frame; ``alone``: in a race of its own (position 1),
+        as each car of a vector environment's packed engine is, which spares ranking it
+        against every other car."""
         state = self._car(car)
-        if len(self._cars) == 1:
+        if alone or len(self._cars) == 1:
             return self._status(state, 1)
         rank = state.rank()
         ahead = sum(other.rank() < rank for other in self._cars.values())

@@ -4,6 +4,8 @@ error on either thread reaches the caller."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,19 @@ def test_an_error_on_either_thread_reaches_the_caller() -> None:
     for bad in (parts[0].start, parts[1].start):  # the caller's first part, the helper's
         with pytest.raises(ValueError, match=f'part {bad}'):
             helper_thread.share(fail_on(bad), parts)
+
+
+def test_a_job_shared_from_the_helper_thread_runs_there() -> None:
+    """A part that shares a job of its own must not wait for the helper it runs on."""
+    done: list[int] = []
+    parts = helper_thread.parts(1000, 1, 0)
+
+    def outer(part: slice) -> None:
+        helper_thread.share(lambda inner: done.append(inner.start), parts)
+        done.append(-1)
+
+    runner = threading.Thread(target=helper_thread.share, args=(outer, parts), daemon=True)
+    runner.start()
+    runner.join(30.0)
+    assert not runner.is_alive(), 'the helper thread waits for itself'
+    assert done.count(-1) == len(parts) and len(done) == len(parts) * (len(parts) + 1)

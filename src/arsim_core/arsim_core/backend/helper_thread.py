@@ -14,6 +14,7 @@ same pixels). ``ARSIM_BACKEND_THREADS=1`` keeps every job on the caller's thread
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -21,12 +22,14 @@ from concurrent.futures import ThreadPoolExecutor, wait
 THREADS = max(1, int(os.environ.get('ARSIM_BACKEND_THREADS', '2') or '2'))
 PARTS = 4  # a shared job is cut in this many parts, taken in turns by the two threads
 _HELPER: ThreadPoolExecutor | None = None
+_ON_HELPER = threading.local()  # ``inside`` is set on the helper thread
 
 
 def _helper() -> ThreadPoolExecutor:
     global _HELPER
     if _HELPER is None:
-        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix='arsim-helper')
+        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix='arsim-helper',
+                                     initializer=setattr, initargs=(_ON_HELPER, 'inside', True))
     return _HELPER
 
 
@@ -49,8 +52,10 @@ def _each(action: Callable[[slice], None], chosen: Sequence[slice]) -> None:
 
 def share(action: Callable[[slice], None], chosen: Sequence[slice]) -> None:
     """``action`` on every part: every other one on the helper thread, the rest on the
-    caller's; returns when all are done (an error of either thread is raised here)."""
-    if len(chosen) < 2:
+    caller's; returns when all are done (an error of either thread is raised here). Called
+    on the helper thread itself, it does them all there: waiting for a job queued behind the
+    running one would never end."""
+    if len(chosen) < 2 or getattr(_ON_HELPER, 'inside', False):
         _each(action, chosen)
         return
     helped = _helper().submit(_each, action, chosen[1::2])

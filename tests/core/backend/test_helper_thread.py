@@ -4,6 +4,9 @@ error on either thread reaches the caller."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -94,3 +97,11 @@ def test_a_job_shared_from_the_helper_thread_runs_there() -> None:
     runner.join(30.0)
     assert not runner.is_alive(), 'the helper thread waits for itself'
     assert done.count(-1) == len(parts) and len(done) == len(parts) * (len(parts) + 1)
+
+
+def test_a_bad_thread_count_is_named() -> None:
+    run = subprocess.run([sys.executable, '-c', 'import arsim_core.backend.helper_thread'],
+                         env={**os.environ, helper_thread.THREADS_ENV: 'two'},
+                         capture_output=True, text=True, check=False)
+    assert run.returncode != 0
+    assert "ARSIM_BACKEND_THREADS='two': expected a whole number of threads" in run.stderr

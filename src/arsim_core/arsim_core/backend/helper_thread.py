@@ -18,8 +18,21 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
+THREADS_ENV = 'ARSIM_BACKEND_THREADS'
+
+
+def _threads() -> int:
+    """THREADS_ENV as a number of threads: 2 when unset, 1 or more."""
+    given = os.environ.get(THREADS_ENV, '').strip() or '2'
+    try:
+        return max(1, int(given))
+    except ValueError:
+        msg = f'{THREADS_ENV}={given!r}: expected a whole number of threads (1 or 2)'
+        raise ValueError(msg) from None
+
+
 #: Threads a large job may use (ARSIM_BACKEND_THREADS, default 2; 1 runs it on the caller's).
-THREADS = max(1, int(os.environ.get('ARSIM_BACKEND_THREADS', '2') or '2'))
+THREADS = _threads()
 PARTS = 4  # a shared job is cut in this many parts, taken in turns by the two threads
 _HELPER: ThreadPoolExecutor | None = None
 _ON_HELPER = threading.local()  # ``inside`` is set on the helper thread

@@ -255,8 +255,10 @@ def ring_worlds(repo_root) -> tuple[World, World, list[float], list[float]]:
 
 
 def render_scans(world: World, poses: dict[str, list[float]], sensors: list[Lidar2D],
-                 batch: bool = False, renders: int = 3) -> list[list[np.ndarray]]:
-    """``renders`` frames of ``sensors`` (ranges, intensities), one by one or as a batch."""
+                 batch: bool = False, renders: int = 3,
+                 threads: int = 1) -> list[list[np.ndarray]]:
+    """``renders`` frames of ``sensors`` (ranges, intensities), one by one or as a batch (on
+    ``threads`` of numba's threads)."""
     out = []
     for k in range(renders):
         time_ns = 1_000_000 * (k + 1)
@@ -264,7 +266,7 @@ def render_scans(world: World, poses: dict[str, list[float]], sensors: list[Lida
         timeline.add(time_ns, poses)
         ctx = Context(world, timeline, time_ns, lambda: None)
         if batch:
-            ranges, intensity = Lidar2DBatch(sensors).scan(ctx)
+            ranges, intensity = Lidar2DBatch(sensors).scan(ctx, threads)
             assert intensity is not None
             out.append([*ranges, *intensity])
         else:
@@ -307,6 +309,26 @@ def test_a_batch_of_scans_with_effects_has_the_bits_of_single_scans(ring_worlds)
     for a, b in zip(batched, single, strict=True):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize('threads', [1, 2])
+def test_a_batch_whose_every_scan_has_effects_has_the_bits_of_single_scans(
+        ring_worlds, threads: int) -> None:
+    """Every row measured (the measured rows are the scan as they are), in one run or split
+    between two threads."""
+    fast, _, ego, rival = ring_worlds
+    poses = {'ego': ego, 'rival': rival}
+    specs = [(HOKUYO, 'ego', 3), (HOKUYO, 'rival', 4), ({**HOKUYO, 'name': 'rear'}, 'ego', 5)]
+
+    def sensors() -> list[Lidar2D]:
+        return [Lidar2D.from_wire(car, spec, seed) for spec, car, seed in specs]
+
+    batched = render_scans(fast, poses, sensors(), batch=True, threads=threads)
+    single = render_scans(fast, poses, sensors())
+    for a, b in zip(batched, single, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(batched[0][0], batched[0][2])  # each sensor its own draws
 
 
 def test_a_batch_in_fog_and_rain_has_the_bits_of_single_scans(ring_worlds) -> None:

@@ -159,8 +159,10 @@ class RangeModel:
         (drawn now where the edges or the noise need one, else 0), whether ranges get noise,
         and the settings (one array, made again only when a setting has changed)."""
         noisy = self.noise_std > 0.0 or self.noise_per_m > 0.0
-        key = np.uint64(self.rng.integers(1 << 32)) if self.beam_divergence > 0.0 or noisy \
-            else np.uint64(0)
+        # 32 random bits, the high half of the generator's next word (``integers(1 << 32)``
+        # takes seven times as long, and a vector of 256 environments draws 256 keys a step)
+        key = np.uint64(self.rng.bit_generator.random_raw() >> 32) \
+            if self.beam_divergence > 0.0 or noisy else np.uint64(0)
         values = (self.noise_std, self.noise_per_m, self.range_min, self.range_max,
                   self.beam_divergence, self.column_spacing, self.extinction_per_m,
                   self.detection_range)
@@ -362,6 +364,8 @@ class Lidar2DBatch:
         models = self.models = [sensor.model for sensor in self.sensors]
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
+        # the effects' settings rows, with the rows and each model's settings they were made of
+        self._settings: tuple[list[int], list[np.ndarray], np.ndarray] | None = None
 
     def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
         """Each sensor's ``render``."""
@@ -430,7 +434,8 @@ class Lidar2DBatch:
             _INTENSITY_GAIN, *boxes, ranges, intensity, threads)
         measured = [i for i, on in enumerate(effects) if on]
         if measured:
-            self._measure(world.weather, measured, ranges, intensity)
+            ranges, intensity = self._measure(world.weather, measured, ranges, intensity,
+                                              threads)
         return ranges, intensity if self.with_intensity else None
 
     def _one_by_one(self, ctx: Context) -> tuple[np.ndarray, np.ndarray | None]:
@@ -444,17 +449,20 @@ class Lidar2DBatch:
                                  else np.zeros(self.beams, np.float32) for outputs in rendered])
 
     def _measure(self, weather: Weather, rows: list[int], ranges: np.ndarray,
-                 intensity: np.ndarray) -> None:
-        """The LiDAR effects of the sensors ``rows`` on their ideal ranges and signals, in
-        place, in one compiled call: each one's ``RangeModel.measure_signal`` (its draws in
-        its order: the scan's key, then the dropout) and its weather."""
+                 intensity: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The LiDAR effects of the sensors ``rows`` on their ideal ranges and signals, in one
+        compiled call (its rows over ``threads`` of numba's threads, as the scans): each
+        one's ``RangeModel.measure_signal`` (its draws in its order: the scan's key, then the
+        dropout) and its weather. The scan's ranges and intensities: new arrays, or the
+        ones given with ``rows`` overwritten."""
         n, beams = ranges.shape
-        keys, noisy = np.zeros(n, np.uint64), np.zeros(n, np.bool_)
-        settings, dropout = np.zeros((n, lidar_effects.THRESHOLD + 1)), np.zeros(n)
         models = self.models
-        for i in rows:
-            keys[i], noisy[i], settings[i] = models[i].effect_inputs()
-            dropout[i] = models[i].dropout
+        inputs = [models[i].effect_inputs() for i in rows]
+        keys, noisy, dropout = np.zeros(n, np.uint64), np.zeros(n, np.bool_), np.zeros(n)
+        keys[rows] = [key for key, _, _ in inputs]
+        noisy[rows] = [wanted for _, wanted, _ in inputs]
+        dropout[rows] = [models[i].dropout for i in rows]
+        settings = self._effect_settings(rows, [chosen for _, _, chosen in inputs])
         draws = _NONE_ROWS
         if dropout.any():
             draws = np.zeros((n, beams), np.float32)
@@ -463,18 +471,37 @@ class Lidar2DBatch:
                     draws[i] = models[i].rng.random(beams, np.float32)
         measured = np.empty((n, beams), np.float32), np.empty((n, beams), np.float32)
         reflectivity, returned = np.empty((n, beams), np.uint16), np.empty((n, beams), np.uint8)
-        lidar_effects.measure_rows(ranges, intensity, self.no_labels, settings, keys, noisy,
-                                   _NO_ROWS, lidar_effects.NORMALS, _REFLECTIVITY_PERCENT,
-                                   dropout, draws, np.asarray(rows, np.intp), *measured,
-                                   reflectivity, returned)
+        arguments = (ranges, intensity, self.no_labels, settings, keys, noisy, _NO_ROWS,
+                     lidar_effects.NORMALS, _REFLECTIVITY_PERCENT, dropout, draws,
+                     np.asarray(rows, np.intp), *measured, reflectivity, returned)
+        runs = min(threads, len(rows))
+        if runs > 1:
+            lidar_effects.measure_rows_threaded(*arguments, runs)
+        else:
+            lidar_effects.measure_rows(*arguments)
         if not changes_scans(weather):
+            if len(rows) == n:  # every sensor's: the measured rows are the scan
+                return measured
             ranges[rows], intensity[rows] = measured[0][rows], measured[1][rows]
-            return
+            return ranges, intensity
         for i in rows:
             returns = weathered(weather, models[i], Hits(ranges[i], returned[i], intensity[i]),
                                 Returns(measured[0][i], measured[1][i], reflectivity[i],
                                         returned[i]))
             ranges[i], intensity[i] = returns.ranges, returns.intensity
+        return ranges, intensity
+
+    def _effect_settings(self, rows: list[int], chosen: list[np.ndarray]) -> np.ndarray:
+        """The settings rows of ``measure_rows`` (zeros but ``rows``, which take ``chosen``),
+        made again only when a model has made new settings (``effect_inputs`` keeps them)."""
+        kept = self._settings
+        if kept is not None and kept[0] == rows and all(
+                new is old for new, old in zip(chosen, kept[1], strict=True)):
+            return kept[2]
+        settings = np.zeros((len(self.sensors), lidar_effects.THRESHOLD + 1))
+        settings[rows] = chosen
+        self._settings = (list(rows), chosen, settings)
+        return settings
 
     @cached_property
     def no_labels(self) -> np.ndarray:

@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from arsim_core._jit import inline_kernel, kernel, python_function
+from arsim_core._jit import inline_kernel, kernel, parallel_kernel, prange, python_function
 from arsim_core.labels import NONE
 
 SCALE = 1000.0  # signal of a white (rho = 1) target at normal incidence at 1 m
@@ -239,6 +239,26 @@ def measure(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
             reflectivity[i, j] = percent[own]
 
 
+@inline_kernel
+def _measure_row(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
+                 settings: np.ndarray, keys: np.ndarray, noisy: np.ndarray,
+                 row_spacing: np.ndarray, normals: np.ndarray, percent: np.ndarray,
+                 dropout: np.ndarray, draws: np.ndarray, i: int, ranges: np.ndarray,
+                 intensity: np.ndarray, reflectivity: np.ndarray, returned: np.ndarray) -> None:
+    """``measure_rows`` of row ``i``."""
+    beams = distance.shape[1]
+    measure(distance[i:i + 1], strength[i:i + 1], label[i:i + 1], settings[i], row_spacing,
+            keys[i], noisy[i], normals, percent, ranges[i:i + 1], intensity[i:i + 1],
+            reflectivity[i:i + 1], returned[i:i + 1])
+    if draws.shape[1] == beams:
+        drop = np.float32(dropout[i])
+        for j in range(beams):
+            if draws[i, j] < drop:
+                ranges[i, j] = np.float32(np.nan)
+                intensity[i, j] = np.float32(0.0)
+                reflectivity[i, j] = 0
+
+
 @kernel
 def measure_rows(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
                  settings: np.ndarray, keys: np.ndarray, noisy: np.ndarray,
@@ -249,18 +269,26 @@ def measure_rows(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
     (a batch of 2D scanners: rows never mix), row i with ``settings[i]``, ``keys[i]`` and
     ``noisy[i]``, then its dropout: NaN with zero intensity and reflectivity where
     ``draws[i]`` fall below ``dropout[i]`` in float32 (``draws`` (1, 0): none)."""
-    beams = distance.shape[1]
     for i in rows:
-        measure(distance[i:i + 1], strength[i:i + 1], label[i:i + 1], settings[i],
-                row_spacing, keys[i], noisy[i], normals, percent, ranges[i:i + 1],
-                intensity[i:i + 1], reflectivity[i:i + 1], returned[i:i + 1])
-        if draws.shape[1] == beams:
-            drop = np.float32(dropout[i])
-            for j in range(beams):
-                if draws[i, j] < drop:
-                    ranges[i, j] = np.float32(np.nan)
-                    intensity[i, j] = np.float32(0.0)
-                    reflectivity[i, j] = 0
+        _measure_row(distance, strength, label, settings, keys, noisy, row_spacing, normals,
+                     percent, dropout, draws, i, ranges, intensity, reflectivity, returned)
+
+
+@parallel_kernel
+def measure_rows_threaded(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,
+                          settings: np.ndarray, keys: np.ndarray, noisy: np.ndarray,
+                          row_spacing: np.ndarray, normals: np.ndarray, percent: np.ndarray,
+                          dropout: np.ndarray, draws: np.ndarray, rows: np.ndarray,
+                          ranges: np.ndarray, intensity: np.ndarray, reflectivity: np.ndarray,
+                          returned: np.ndarray, threads: int) -> None:
+    """``measure_rows`` in ``threads`` runs of rows on numba's threads: rows never mix, so
+    the values are the serial kernel's."""
+    count = rows.shape[0]
+    for run in prange(threads):
+        for r in range(run * count // threads, (run + 1) * count // threads):
+            _measure_row(distance, strength, label, settings, keys, noisy, row_spacing,
+                         normals, percent, dropout, draws, rows[r], ranges, intensity,
+                         reflectivity, returned)
 
 
 def measure_numpy(distance: np.ndarray, strength: np.ndarray, label: np.ndarray,

@@ -23,8 +23,8 @@ try:
 except embree.EmbreeUnavailableError as exc:
     print(json.dumps({'unavailable': str(exc)}))
     raise SystemExit(0)
-rays, scan, _, measured = runtime.scanner(parallel=False)
-_, plane_scan, _, plane_measured = runtime.scanner(parallel=False, plane=True)
+rays, scan, _, measured, _ = runtime.scanner(parallel=False)
+_, plane_scan, _, plane_measured, _ = runtime.scanner(parallel=False, plane=True)
 kernels = {'cast': runtime.kernel, 'rays': rays, 'scan': scan, 'scan_measured': measured,
            'plane_scan': plane_scan, 'plane_scan_measured': plane_measured}
 print(json.dumps({name: [len(kernel.stats.cache_hits), len(kernel.stats.cache_misses)]

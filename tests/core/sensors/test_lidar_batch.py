@@ -106,3 +106,23 @@ def test_scans_without_intensity_have_the_same_ranges(world, visible: bool,
             for name, ranges in got.items():
                 np.testing.assert_array_equal(ranges, expected[name])
                 assert f'{name}/intensity' in expected
+
+
+def test_a_tilted_car_in_view_of_a_batch_is_cast_as_in_single_scans(world) -> None:
+    """A pitched car (whose own scan is not asked for, so the batch's scans stay level) cuts
+    no rectangle at the beams' height: every batched scan casts it in 3D, as its own does."""
+    needs_packets()
+    together, alone = backend(world, True), backend(world, True)
+    keys = [(f'car{i}', 'scan') for i in range(3)]
+    for frame in range(3):
+        time_ns = (frame + 1) * 25_000_000
+        at = poses(world, frame)
+        at['car3'][4] = 0.05
+        batched = together.render(time_ns, at, keys)
+        assert together._plans[tuple(keys)].batch is not None, 'three level scans batched'
+        for (_, result), key in zip(batched, keys, strict=True):
+            single = alone.render(time_ns, at, [key])[0][1]
+            for mine, theirs in zip(result.outputs, single.outputs, strict=True):
+                np.testing.assert_array_equal(mine.array, theirs.array)
+    hidden = backend(world, False).render(time_ns, at, keys[2:])[0][1].outputs[0].array
+    assert not np.array_equal(batched[2][1].outputs[0].array, hidden)  # car3 was in view

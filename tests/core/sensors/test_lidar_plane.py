@@ -182,6 +182,21 @@ def test_two_threads_scan_the_slice_alike(repo_root: Path) -> None:
             np.testing.assert_array_equal(a, b)
 
 
+def test_a_scanner_inside_another_cars_box_sees_its_far_sides(repo_root: Path) -> None:
+    """Overlapping cars (collisions off): from inside a box a beam leaves it through any side,
+    where from outside only the sides facing the scanner can be hit first."""
+    track = track_named('arsim_ring', repo_root)
+    world = world_of(track)
+    x, y, yaw = track.start_pose
+    ego = [float(x), float(y), 0.0, 0.0, 0.0, float(yaw)]
+    # the rival's box round the ego's scanner (0.27 m ahead of it), the third car beyond
+    poses = {'ego': ego, 'rival': beside(ego, 0.27, 0.0), 'third': beside(ego, 2.0, 0.0)}
+    sliced = render(world, poses, HOKUYO, plane=True)
+    assert_alike(sliced, render(world, poses, HOKUYO, plane=False))
+    inside = float(np.hypot(CAR.length, CAR.width)) / 2.0
+    assert np.isfinite(sliced[0]).all() and (sliced[0] <= inside).all()
+
+
 @pytest.mark.parametrize('tilt', ['car rolled', 'car pitched', 'mount pitched'])
 def test_tilted_beams_stay_on_the_packets(repo_root: Path, tilt: str) -> None:
     """Beams that are not horizontal do not lie in one slice: the 3D caster, bit for bit."""

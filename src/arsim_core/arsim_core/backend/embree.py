@@ -132,7 +132,7 @@ class _Runtime:
         self.intersect = _intersect(self.lib, self.width)
         _define_call(numba)
         self.kernel = _compile(self.width)
-        self._scans: dict[tuple[bool, bool], tuple[Any, Any, Any, Any]] = {}
+        self._scans: dict[tuple[bool, bool], tuple[Any, Any, Any, Any, Any]] = {}
         # Compile (about a second each) or load from numba's cache now, not in the middle of
         # the first frame.
         empty = np.empty((0, 3), np.float32)
@@ -142,15 +142,15 @@ class _Runtime:
             self.scanner(parallel=False)
             self.scanner(parallel=False, plane=True)
 
-    def scanner(self, parallel: bool, plane: bool = False) -> tuple[Any, Any, Any, Any]:
-        """The kernels ``rays``, ``scan``, ``scan_many`` and ``scan_measured`` of
-        ``_compile_scan``, the scans serial or over numba's threads, on Embree's packets or
-        rasterised into a ``PlaneSlice`` (``plane``); ``scan_many`` compiles on its first
-        call."""
+    def scanner(self, parallel: bool, plane: bool = False) -> tuple[Any, Any, Any, Any, Any]:
+        """The kernels ``rays``, ``scan``, ``scan_many``, ``scan_measured`` and ``rays_many``
+        of ``_compile_scan``, the scans serial or over numba's threads, on Embree's packets or
+        rasterised into a ``PlaneSlice`` (``plane``); ``scan_many`` and ``rays_many`` compile
+        on their first call."""
         kernels = self._scans.get((parallel, plane))
         if kernels is None:
-            rays, scan, scan_many, scan_measured = _compile_scan(self._numba, self.width,
-                                                                 parallel, plane)
+            rays, scan, scan_many, scan_measured, rays_many = _compile_scan(
+                self._numba, self.width, parallel, plane)
             caster = plane_scan.slice_mesh(np.zeros((0, 3)), np.zeros((0, 3)), 0.0).arrays() \
                 if plane else (self.intersect, 0)
             pose, mount, local = np.zeros(6), np.zeros(12), np.empty((3, 0))
@@ -166,7 +166,8 @@ class _Runtime:
                           lidar_effects.NORMALS, np.zeros(1, np.uint16), 0.0, floats, floats,
                           floats, labels[:0], floats, floats, np.zeros(0, np.uint16),
                           labels[:0], 1)
-            kernels = self._scans[parallel, plane] = (rays, scan, scan_many, scan_measured)
+            kernels = self._scans[parallel, plane] = (rays, scan, scan_many, scan_measured,
+                                                      rays_many)
         return kernels
 
 
@@ -372,10 +373,11 @@ def _compile(width: int) -> Any:
 
 
 def _compile_scan(numba: Any, width: int, parallel: bool,
-                  plane: bool = False) -> tuple[Any, Any, Any, Any]:
+                  plane: bool = False) -> tuple[Any, Any, Any, Any, Any]:
     """Numba kernels of a scanner with a single origin (a 2D LiDAR): ``rays``, its rays in
     the world, ``scan``, pose to measured ranges in one call, ``scan_many``, several
-    sensors' scans, and ``scan_measured``, a scan with the LiDAR effects.
+    sensors' scans, ``scan_measured``, a scan with the LiDAR effects, and ``rays_many``,
+    several sensors' rays.
 
     ``rays(pose, mount, local, origin, directions)`` writes the sensor's origin (3,) and the
     world directions (n, 3) of its ``local`` ones (3, n), float64, where ``pose`` is the car's
@@ -454,6 +456,14 @@ def _compile_scan(numba: Any, width: int, parallel: bool,
             directions[i, 0] = x * r00 + y * r01 + z * r02
             directions[i, 1] = x * r10 + y * r11 + z * r12
             directions[i, 2] = x * r20 + y * r21 + z * r22
+
+    @_compiled(width, parallel, plane)
+    def rays_many(poses: np.ndarray, mounts: np.ndarray, local: np.ndarray,
+                  origins: np.ndarray, directions: np.ndarray) -> None:
+        """``rays`` of n sensors: row i of ``poses``, ``mounts``, ``local`` (n, 3, beams
+        padded), ``origins`` (n, 3) and ``directions`` (n, beams, 3) is sensor i's."""
+        for i in range(poses.shape[0]):
+            rays(poses[i], mounts[i], local[i], origins[i], directions[i])
 
     @_compiled(width, parallel, plane, inline='always')
     def settle(distance: np.ndarray, cosine: np.ndarray, triangle: np.ndarray,
@@ -687,7 +697,7 @@ def _compile_scan(numba: Any, width: int, parallel: bool,
                 intensity[i] = zero
                 reflectivity[i] = 0
 
-    return rays, scan, scan_many, scan_measured
+    return rays, scan, scan_many, scan_measured, rays_many
 
 
 _RUNTIME: _Runtime | None = None
@@ -800,6 +810,17 @@ class EmbreePacketRaycaster:
         origin, directions = np.empty(3), np.empty((beams, 3))
         self._rt.scanner(False)[0](pose, mount, local, origin, directions)
         return origin, directions
+
+    def rays_many(self, poses: np.ndarray, mounts: np.ndarray, local: np.ndarray,
+                  beams: int) -> tuple[np.ndarray, np.ndarray]:
+        """``rays`` of n sensors in one call: the origins (n, 3) and directions (n, beams, 3)
+        of sensor i mounted at ``mounts[i]`` on a car at ``poses[i]`` with beams
+        ``local[i]``."""
+        count = len(poses)
+        origins, directions = np.empty((count, 3)), np.empty((count, beams, 3))
+        self._rt.scanner(False)[4](np.ascontiguousarray(poses, np.float64), mounts, local,
+                                   origins, directions)
+        return origins, directions
 
     def scanner(self, threads: int = 1,
                 plane: plane_scan.PlaneSlice | None = None) -> Callable[..., None]:

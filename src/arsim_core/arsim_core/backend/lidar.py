@@ -23,6 +23,7 @@ from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_sca
 from arsim_core.backend.hits import Hits, nearer
 from arsim_core.backend.lidar_weather import changes_scans, weathered
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
+from arsim_core.backend.plane_scan import rasterise_boxes_rows
 from arsim_core.backend.target import Board
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import Pose, rotation_matrix
@@ -415,17 +416,7 @@ class Lidar2DBatch:
         obstacles = [world.obstacles(sensor.car, poses, time_ns) for sensor in self.sensors] \
             if world.cars_visible else []
         if any(o is not None for o in obstacles):
-            distance = np.full((n, beams), np.inf, np.float32)
-            label, cosine = np.zeros((n, beams), np.uint8), np.zeros((n, beams), np.float32)
-            for i, (sensor, found) in enumerate(zip(self.sensors, obstacles, strict=True)):
-                if found is not None:
-                    origin, directions = track.rays(stacked[i], self.mounts[i],
-                                                    self.local[i], beams)
-                    hits = found.cast(origin[None, :], directions, sensor.model.range_max) \
-                        if slices[0] is None \
-                        else found.cast_level(origin, directions, sensor.model.range_max)
-                    distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
-            boxes = (distance, label, cosine)
+            boxes = self._box_hits(track, stacked, obstacles, slices[0] is not None)
         ranges = np.empty((n, beams), np.float32)
         shining = self.with_intensity or any(effects)
         intensity = np.empty((n, beams), np.float32) if shining else _NONE_ROWS
@@ -437,6 +428,30 @@ class Lidar2DBatch:
             ranges, intensity = self._measure(world.weather, measured, ranges, intensity,
                                               threads)
         return ranges, intensity if self.with_intensity else None
+
+    def _box_hits(self, track: EmbreePacketRaycaster, poses: np.ndarray,
+                  obstacles: list[BoxLayer | None],
+                  level: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The other cars' hits (distance, label, cosine; rows of (sensors, beams)) along each
+        sensor's rays, as its own ``render`` casts them; level scans among the same boxes
+        rasterised in one compiled call."""
+        n, beams = len(self.sensors), self.beams
+        distance = np.full((n, beams), np.inf, np.float32)
+        label, cosine = np.zeros((n, beams), np.uint8), np.zeros((n, beams), np.float32)
+        origins, directions = track.rays_many(poses, self.mounts, self.local, beams)
+        seeing = [(i, found) for i, found in enumerate(obstacles) if found is not None]
+        far = np.array([model.range_max for model in self.models])
+        done = np.zeros(n, np.bool_)
+        frames = seeing[0][1].frames
+        if level and all(found.frames is frames for _, found in seeing):
+            skips = np.array([-1 if found is None else found.skip for found in obstacles])
+            rasterise_boxes_rows(frames, skips, np.array([i for i, _ in seeing]), origins,
+                                 directions, far, distance, label, cosine, done)
+        for i, found in seeing:
+            if not done[i]:
+                hits = found.cast(origins[i][None, :], directions[i], far[i])
+                distance[i], label[i], cosine[i] = hits.distance, hits.label, hits.cosine
+        return distance, label, cosine
 
     def _one_by_one(self, ctx: Context) -> tuple[np.ndarray, np.ndarray | None]:
         """``scan`` as each sensor's own ``render``: for sensors that scan different slices

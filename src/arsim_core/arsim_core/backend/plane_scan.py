@@ -519,8 +519,9 @@ def rasterise_boxes(frames: np.ndarray, skip: int, origin: np.ndarray,
                     label: np.ndarray, cosine: np.ndarray) -> bool:
     """``boxes.cast_boxes`` for the horizontal, evenly turned rays (n, 3) of a level 2D
     scanner from ``origin``: each box (``boxes.box_frames``) but ``skip`` that reaches the
-    rays' height is cut there to its outline, whose four sides are rasterised into the beams
-    as ``rasterise`` does segments; the hits are written as ``cast_boxes`` writes them.
+    rays' height, and may be within ``far``, is cut there to its outline, whose sides that
+    face the scanner (all four from inside the outline) are rasterised into the beams as
+    ``rasterise`` does segments; the hits are written as ``cast_boxes`` writes them.
     False, with nothing written, if a box is tilted: its outline is no rectangle."""
     n = directions.shape[0]
     for b in range(frames.shape[0]):
@@ -539,9 +540,20 @@ def rasterise_boxes(frames: np.ndarray, skip: int, origin: np.ndarray,
         if b == skip or abs(oz - frames[b, 2]) > half_height:
             continue
         cx, cy = frames[b, 0] - ox, frames[b, 1] - oy
+        if math.sqrt(cx * cx + cy * cy) - frames[b, 15] > far:  # out of every beam's reach
+            continue
+        # where the scanner is along the box's axes: from outside, a beam enters the box
+        # through a side that faces the scanner, so only those can be its first hit
+        along_x = -(cx * frames[b, 3] + cy * frames[b, 4])
+        along_y = -(cx * frames[b, 6] + cy * frames[b, 7])
+        facing = (along_x > frames[b, 12], along_y > frames[b, 13],
+                  along_x < -frames[b, 12], along_y < -frames[b, 13])
+        outside = facing[0] or facing[1] or facing[2] or facing[3]
         ax, ay = frames[b, 3] * frames[b, 12], frames[b, 4] * frames[b, 12]
         bx, by = frames[b, 6] * frames[b, 13], frames[b, 7] * frames[b, 13]
         for side in range(4):  # +x, +y, -x, -y: the corners counter-clockwise
+            if outside and not facing[side]:
+                continue
             sign = 1.0 if side < 2 else -1.0
             if side % 2 == 0:  # along the box's y axis, facing its x axis
                 px, py, qx, qy = ax, ay, bx, by
@@ -558,3 +570,17 @@ def rasterise_boxes(frames: np.ndarray, skip: int, origin: np.ndarray,
         label[k] = CAR if hit else NONE
         cosine[k] = incidence[k] if hit else 0.0
     return True
+
+
+@kernel
+def rasterise_boxes_rows(frames: np.ndarray, skips: np.ndarray, rows: np.ndarray,
+                         origins: np.ndarray, directions: np.ndarray, far: np.ndarray,
+                         distance: np.ndarray, label: np.ndarray, cosine: np.ndarray,
+                         done: np.ndarray) -> None:
+    """``rasterise_boxes`` of several level scanners among the same boxes, in one call: for
+    each of ``rows``, row r of ``skips``, ``origins`` (n, 3), ``directions`` (n, beams, 3),
+    ``far`` and the hit arrays (n, beams); ``done[r]`` is what it returned (False: a box
+    but its own is tilted, nothing written)."""
+    for r in rows:
+        done[r] = rasterise_boxes(frames, skips[r], origins[r], directions[r], far[r],
+                                  distance[r], label[r], cosine[r])

@@ -23,7 +23,7 @@ from arsim_core.backend.embree import PACKET, EmbreePacketRaycaster, prepare_sca
 from arsim_core.backend.hits import Hits, nearer
 from arsim_core.backend.lidar_weather import changes_scans, weathered
 from arsim_core.backend.outputs import Context, Output, Rendered, frame_name
-from arsim_core.backend.plane_scan import rasterise_boxes_rows
+from arsim_core.backend.plane_scan import PlaneSlice, rasterise_boxes_rows
 from arsim_core.backend.target import Board
 from arsim_core.backend.timeline import PoseRows
 from arsim_core.geometry import Pose, rotation_matrix
@@ -385,9 +385,16 @@ class Lidar2DBatch:
         assert isinstance(track, EmbreePacketRaycaster)
         n, beams = len(self.sensors), self.beams
         stacked = PoseRows.of(poses).take(self.cars)
-        slices = [layer.plane(frame.height(pose)) if sensor.plane and frame.level(pose) else None
-                  for sensor, frame, pose in zip(self.sensors, self.frames, stacked, strict=True)]
-        if any(plane is not slices[0] for plane in slices):
+        # each sensor's ``_ScanFrame.level`` and ``height``, for all at once
+        level = np.array([sensor.plane and frame.level_mount
+                          for sensor, frame in zip(self.sensors, self.frames, strict=True)]) \
+            & (stacked[:, 3] == 0.0) & (stacked[:, 4] == 0.0)
+        heights = (stacked[:, 2] + self.mounts[:, 2]).astype(np.float32)
+        if level.all() and (heights == heights[0]).all():
+            plane: PlaneSlice | None = layer.plane(float(heights[0]))
+        elif not level.any():
+            plane = None
+        else:
             return self._one_by_one(ctx)  # the batch takes one slice, or the packets
         models = self.models
         # randomisation may change them; a sensor with LiDAR effects is scanned ideal (no
@@ -416,11 +423,11 @@ class Lidar2DBatch:
         obstacles = [world.obstacles(sensor.car, poses, time_ns) for sensor in self.sensors] \
             if world.cars_visible else []
         if any(o is not None for o in obstacles):
-            boxes = self._box_hits(track, stacked, obstacles, slices[0] is not None)
+            boxes = self._box_hits(track, stacked, obstacles, plane is not None)
         ranges = np.empty((n, beams), np.float32)
         shining = self.with_intensity or any(effects)
         intensity = np.empty((n, beams), np.float32) if shining else _NONE_ROWS
-        track.batch_scanner(threads, slices[0])(
+        track.batch_scanner(threads, plane)(
             stacked, self.mounts, self.local, layer.labels, self.settings, noise, draws,
             _INTENSITY_GAIN, *boxes, ranges, intensity, threads)
         measured = [i for i, on in enumerate(effects) if on]

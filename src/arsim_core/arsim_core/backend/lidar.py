@@ -355,6 +355,7 @@ class Lidar2DBatch:
             msg = 'a Lidar2DBatch needs sensors with the same number of beams'
             raise ValueError(msg)
         self.mounts = np.stack([frame.mount for frame in frames])
+        self.level_mounts = np.array([frame.level_mount for frame in frames])
         self.local = np.ascontiguousarray(np.stack([frame.local for frame in frames]))
         self.frame_names = tuple(
             [frame_name(sensor, Output(suffix, _NONE, encoding)) for sensor in self.sensors]
@@ -386,8 +387,7 @@ class Lidar2DBatch:
         n, beams = len(self.sensors), self.beams
         stacked = PoseRows.of(poses).take(self.cars)
         # each sensor's ``_ScanFrame.level`` and ``height``, for all at once
-        level = np.array([sensor.plane and frame.level_mount
-                          for sensor, frame in zip(self.sensors, self.frames, strict=True)]) \
+        level = self.level_mounts & np.array([sensor.plane for sensor in self.sensors]) \
             & (stacked[:, 3] == 0.0) & (stacked[:, 4] == 0.0)
         heights = (stacked[:, 2] + self.mounts[:, 2]).astype(np.float32)
         if level.all() and (heights == heights[0]).all():

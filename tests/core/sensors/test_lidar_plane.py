@@ -7,6 +7,7 @@ mount back on the packets."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from pathlib import Path
@@ -265,6 +266,35 @@ def test_a_scan_skips_only_segments_no_beam_can_meet_first(repo_root: Path, name
         for skipped, tested in zip(scan_of(plane, x, y, yaw), scan_of(plane, x, y, yaw, True),
                                    strict=True):
             np.testing.assert_array_equal(skipped, tested)
+
+
+def one_cell(plane: PlaneSlice) -> PlaneSlice:
+    """``plane`` with every segment in one cell round them all: a scan tests every segment
+    (but those its loops hide) and skips no cell."""
+    cells = np.array([[*plane.cells[:, :2].min(axis=0), *plane.cells[:, 2:].max(axis=0)]])
+    return dataclasses.replace(plane, cells=cells,
+                               starts=np.array([0, len(plane.segments)], np.int64))
+
+
+@pytest.mark.parametrize('name', ['arsim_ring', REAL[0]])
+def test_skipping_cells_and_ending_early_keep_every_range(repo_root: Path, name: str,
+                                                          request: pytest.FixtureRequest) -> None:
+    """A scan skips cells whose beams are all closed and ends once the cells left lie beyond
+    every beam's range: the ranges of a scan of every cell, bit for bit (which segment a beam
+    meets at a shared end point may differ with the order), from poses on the track and
+    anywhere in its bounds."""
+    shared = request.getfixturevalue('shared_tracks') if '/' in name else None
+    track = track_named(name, repo_root, shared)
+    scene = TrackWorld.from_track(track, SceneSettings()).track_request()
+    plane = slice_mesh(scene.vertices, scene.triangles, HOKUYO['mount'][2], scene.labels)
+    whole = one_cell(plane)
+    rng = np.random.default_rng(5)
+    low, high = plane.cells[:, :2].min(axis=0), plane.cells[:, 2:].max(axis=0)
+    points = [*(track.centerline[i] for i in rng.choice(len(track.centerline), 40)),
+              *rng.uniform(low, high, (20, 2))]
+    for (x, y), yaw in zip(points, rng.uniform(-math.pi, math.pi, len(points)), strict=True):
+        depth, _, _ = scan_of(plane, float(x), float(y), float(yaw))
+        np.testing.assert_array_equal(depth, scan_of(whole, float(x), float(y), float(yaw))[0])
 
 
 def test_the_room_is_one_loop_and_an_open_room_none() -> None:

@@ -341,9 +341,10 @@ def _silhouette(x0: float, y0: float, x1: float, y1: float) -> tuple[float, floa
 
 @inline_kernel
 def _nearest_first(cells: np.ndarray, ox: float, oy: float,
-                   far: float) -> tuple[np.ndarray, np.ndarray]:
+                   far: float) -> tuple[np.ndarray, np.ndarray, float]:
     """The cells within ``far`` of (ox, oy) by distance class (RINGS of them, a counting
-    sort), and every cell's distance."""
+    sort: within a class, in no order of distance), every cell's distance, and the width of a
+    class."""
     total = cells.shape[0]
     reach = np.empty(total)
     farthest = 0.0
@@ -366,7 +367,7 @@ def _nearest_first(cells: np.ndarray, ox: float, oy: float,
             ring = int(reach[c] * scale)
             order[starts[ring]] = c
             starts[ring] += 1
-    return order, reach
+    return order, reach, farthest / (RINGS - 1)
 
 
 @inline_kernel
@@ -456,8 +457,10 @@ def rasterise(plane: tuple[np.ndarray, ...],
 
     Cells are taken nearest first. A cell whose beams (those its bounds span, by their
     blocks' maxima) all end nearer than the cell is skipped, and the scan ends at the first
-    cell beyond every beam's range. A loop's segments that face the other way than its first
-    crossing must are skipped (see the module's docstring)."""
+    cell whose distance class lies beyond every beam's range (cells of one class come in no
+    order of distance, so the class, not the cell, must be beyond). A loop's segments that
+    face the other way than its first crossing must are skipped (see the module's
+    docstring)."""
     segments, normals, triangles, cells, starts, loops, sides, front = plane
     count = dx.shape[0]
     fan = _fan(theta0, step, beams, first, count)
@@ -468,18 +471,17 @@ def rasterise(plane: tuple[np.ndarray, ...],
         cosine[k] = 0.0
     blocks = (count + BLOCK - 1) // BLOCK
     block_max = np.full(blocks, far)
-    order, reach = _nearest_first(cells, ox, oy, far)
+    order, reach, ring_width = _nearest_first(cells, ox, oy, far)
     winding = np.empty(front.shape[0], np.int64)
     _winding(segments, cells, starts, loops, sides, ox, oy, winding)
-    bound = far
+    # every cell after this one is at least this far (its class's near edge, less a class for
+    # the rounding of the classes): the scan ends once that is beyond every beam's range
+    reach_slack = 2.0 * ring_width
+    bound = far  # the longest range of any beam, taken after each cell that changed one
     for c in order:
         gap = reach[c]
-        if gap > bound:  # the bound is stale: every beam's range now
-            bound = 0.0
-            for block in range(blocks):
-                bound = max(bound, block_max[block])
-            if gap > bound:
-                break
+        if gap - reach_slack >= bound:
+            break
         if gap > 0.0:  # outside the cell: the beams its silhouette spans
             start, end = _silhouette(cells[c, 0] - ox, cells[c, 1] - oy, cells[c, 2] - ox,
                                      cells[c, 3] - oy)
@@ -506,11 +508,16 @@ def rasterise(plane: tuple[np.ndarray, ...],
                                        triangle, cosine)
             touched_low = min(touched_low, low_beam)
             touched_high = max(touched_high, high_beam)
+        if touched_low > touched_high:
+            continue
         for block in range((touched_low - first) // BLOCK, (touched_high - first) // BLOCK + 1):
             top = 0.0
             for k in range(block * BLOCK, min(count, (block + 1) * BLOCK)):
                 top = max(top, depth[k])
             block_max[block] = top
+        bound = 0.0
+        for block in range(blocks):
+            bound = max(bound, block_max[block])
 
 
 @kernel

@@ -367,7 +367,7 @@ class Lidar2DBatch:
         self.settings = np.array([(m.range_max, m.range_min, m.range_max, m.noise_std,
                                    m.dropout) for m in models], np.float64)
         # the effects' settings rows, with the rows and each model's settings they were made of
-        self._settings: tuple[list[int], list[np.ndarray], np.ndarray] | None = None
+        self._effect_rows: tuple[list[int], list[np.ndarray], np.ndarray] | None = None
 
     def render(self, ctx: Context, threads: int = 1) -> list[Rendered]:
         """Each sensor's ``render``."""
@@ -516,13 +516,13 @@ class Lidar2DBatch:
     def _effect_settings(self, rows: list[int], chosen: list[np.ndarray]) -> np.ndarray:
         """The settings rows of ``measure_rows`` (zeros but ``rows``, which take ``chosen``),
         made again only when a model has made new settings (``effect_inputs`` keeps them)."""
-        kept = self._settings
+        kept = self._effect_rows
         if kept is not None and kept[0] == rows and all(
                 new is old for new, old in zip(chosen, kept[1], strict=True)):
             return kept[2]
         settings = np.zeros((len(self.sensors), lidar_effects.THRESHOLD + 1))
         settings[rows] = chosen
-        self._settings = (list(rows), chosen, settings)
+        self._effect_rows = (list(rows), chosen, settings)
         return settings
 
     @cached_property

@@ -432,16 +432,15 @@ class RaceCore:
     def _command(self, sim: Sim, rows: np.ndarray, usable: np.ndarray) -> None:
         """The controlled cars' drive commands, as the engine takes them for all its cars."""
         count = len(sim.names)
-        if not self.packed:  # a few cars: one call each costs less than the arrays
-            vehicles = sim.engine.vehicles
-            speed = self.options.action == 'speed'
-            for name, (a0, a1), use in zip(sim.controlled, rows.tolist(), usable.tolist(),
-                                           strict=True):
-                if use:
-                    if speed:
-                        vehicles[name].set_ackermann(a1, a0)
-                    else:
-                        vehicles[name].set_inputs(a0, a1)
+        if len(rows) == 1:  # one car: its own call costs less than the arrays, which win
+            # from two cars on (two: 2.5 us of calls against 1.5; twenty: 18.6 against 1.6)
+            if bool(usable[0]):
+                vehicle = sim.engine.vehicles[sim.controlled[0]]
+                (a0, a1), = rows.tolist()
+                if self.options.action == 'speed':
+                    vehicle.set_ackermann(a1, a0)
+                else:
+                    vehicle.set_inputs(a0, a1)
             return
         if len(rows) < count:
             rows = np.concatenate([rows, np.zeros((count - len(rows), 2))])
